@@ -1,0 +1,4 @@
+//! Kinds of the `apps.kruise.io` group.
+
+pub mod v1alpha1;
+pub mod v1beta1;

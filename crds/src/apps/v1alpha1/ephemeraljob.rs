@@ -1,0 +1,1 @@
+//! ephemeraljob (v1alpha1 only): filled in by the kind's author.

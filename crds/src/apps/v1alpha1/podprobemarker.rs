@@ -1,0 +1,1 @@
+//! podprobemarker (v1alpha1 only): filled in by the kind's author.

@@ -1,0 +1,1 @@
+//! uniteddeployment (v1alpha1): filled in by the kind's author.

@@ -1,0 +1,1 @@
+//! imagelistpulljob (v1beta1): filled in by the kind's author.

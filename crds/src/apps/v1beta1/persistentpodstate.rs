@@ -1,0 +1,1 @@
+//! persistentpodstate (v1beta1): filled in by the kind's author.

@@ -1,0 +1,1 @@
+//! resourcedistribution (v1beta1): filled in by the kind's author.

@@ -1,0 +1,1 @@
+//! advancedcronjob conversion: filled in by the kind's author.

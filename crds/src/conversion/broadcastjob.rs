@@ -1,0 +1,1 @@
+//! broadcastjob conversion: filled in by the kind's author.

@@ -1,0 +1,1 @@
+//! containerrecreaterequest conversion: filled in by the kind's author.

@@ -1,0 +1,1 @@
+//! daemonset conversion: filled in by the kind's author.

@@ -1,0 +1,1 @@
+//! imagelistpulljob conversion: filled in by the kind's author.

@@ -1,0 +1,1 @@
+//! imagepulljob conversion: filled in by the kind's author.

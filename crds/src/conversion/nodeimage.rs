@@ -1,0 +1,1 @@
+//! nodeimage conversion: filled in by the kind's author.

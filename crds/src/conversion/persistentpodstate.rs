@@ -1,0 +1,1 @@
+//! persistentpodstate conversion: filled in by the kind's author.

@@ -1,0 +1,1 @@
+//! podunavailablebudget conversion: filled in by the kind's author.

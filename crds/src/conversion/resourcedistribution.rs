@@ -1,0 +1,1 @@
+//! resourcedistribution conversion: filled in by the kind's author.

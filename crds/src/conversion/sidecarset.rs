@@ -1,0 +1,1 @@
+//! sidecarset conversion: filled in by the kind's author.

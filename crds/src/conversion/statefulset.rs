@@ -1,0 +1,1 @@
+//! statefulset conversion: filled in by the kind's author.

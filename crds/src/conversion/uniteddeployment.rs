@@ -1,0 +1,1 @@
+//! uniteddeployment conversion: filled in by the kind's author.

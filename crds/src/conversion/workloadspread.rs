@@ -1,0 +1,1 @@
+//! workloadspread conversion: filled in by the kind's author.

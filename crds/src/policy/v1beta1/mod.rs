@@ -1,0 +1,5 @@
+//! `policy.kruise.io/v1beta1`.
+
+mod podunavailablebudget;
+
+pub use podunavailablebudget::*;
