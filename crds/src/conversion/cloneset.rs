@@ -161,7 +161,8 @@ fn natural_to_v1alpha1(beta: &v1beta1::CloneSet) -> v1alpha1::CloneSet {
 }
 
 /// v1alpha1 keeps only the grace period in the struct; the pre-download knobs live in
-/// annotations, which move into the v1beta1 fields when they parse.
+/// annotations, which move into the v1beta1 fields when they parse (annotations win over the
+/// struct's own pre-download fields, which v1alpha1 clients do not set).
 fn in_place_strategy_to_v1beta1(
     alpha: Option<&InPlaceUpdateStrategy>,
     metadata: &mut ObjectMeta,
@@ -209,7 +210,9 @@ fn in_place_strategy_to_v1alpha1(
     if let Some(min_ready) = beta.image_pre_download_min_updated_ready_pods {
         put_annotation(metadata, IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS, min_ready.to_string());
     }
-    Some(InPlaceUpdateStrategy { grace_period_seconds: beta.grace_period_seconds, ..Default::default() })
+    // v1alpha1 only keeps the grace period in the struct; an empty struct is left out.
+    (beta.grace_period_seconds != 0)
+        .then(|| InPlaceUpdateStrategy { grace_period_seconds: beta.grace_period_seconds, ..Default::default() })
 }
 
 /// Removes the annotation and returns its parsed value, leaving it in place when it does not
