@@ -10,7 +10,7 @@ use kruise_crds::{
 };
 use serde_json::json;
 use support::populate::populated;
-use support::assert_round_trips;
+
 
 #[test]
 fn cloneset_round_trips_fully_populated() {

@@ -3,7 +3,7 @@
 
 pub mod populate;
 
-pub use crate::assert_round_trips;
+
 
 /// Asserts both round trips are exact, and (when `natural` is true) that no stash annotation was
 /// needed: the natural conversion alone is lossless for this object.
