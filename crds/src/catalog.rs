@@ -75,15 +75,26 @@ pub struct ScalePaths {
     pub label_selector: &'static str,
 }
 
-const fn column(name: &'static str, type_: &'static str, json_path: &'static str, description: &'static str) -> PrinterColumn {
+const fn column(
+    name: &'static str,
+    type_: &'static str,
+    json_path: &'static str,
+    description: &'static str,
+) -> PrinterColumn {
     PrinterColumn { name, type_, json_path, priority: 0, description }
 }
 
-const fn wide(name: &'static str, type_: &'static str, json_path: &'static str, description: &'static str) -> PrinterColumn {
+const fn wide(
+    name: &'static str,
+    type_: &'static str,
+    json_path: &'static str,
+    description: &'static str,
+) -> PrinterColumn {
     PrinterColumn { name, type_, json_path, priority: 1, description }
 }
 
-const AGE: PrinterColumn = column("AGE", "date", ".metadata.creationTimestamp", "Time since the object was created.");
+const AGE: PrinterColumn =
+    column("AGE", "date", ".metadata.creationTimestamp", "Time since the object was created.");
 
 const REPLICAS_SCALE: ScalePaths = ScalePaths {
     spec_replicas: ".spec.replicas",
@@ -95,7 +106,12 @@ const CLONESET_COLUMNS: &[PrinterColumn] = &[
     column("DESIRED", "integer", ".spec.replicas", "The desired number of pods."),
     column("UPDATED", "integer", ".status.updatedReplicas", "Pods at the update revision."),
     column("UPDATED_READY", "integer", ".status.updatedReadyReplicas", "Ready pods at the update revision."),
-    column("UPDATED_AVAILABLE", "integer", ".status.updatedAvailableReplicas", "Available pods at the update revision."),
+    column(
+        "UPDATED_AVAILABLE",
+        "integer",
+        ".status.updatedAvailableReplicas",
+        "Available pods at the update revision.",
+    ),
     column("READY", "integer", ".status.readyReplicas", "Ready pods."),
     column("TOTAL", "integer", ".status.replicas", "Pods owned by the CloneSet."),
     AGE,
@@ -107,10 +123,29 @@ const CLONESET_COLUMNS: &[PrinterColumn] = &[
 type SchemaFn = fn() -> Result<JSONSchemaProps, SchemaError>;
 
 /// v1alpha1 served and v1beta1 stored, with the same columns and subresources.
-fn alpha_and_beta(alpha: SchemaFn, beta: SchemaFn, columns: &'static [PrinterColumn], scale: Option<ScalePaths>) -> Vec<VersionInfo> {
+fn alpha_and_beta(
+    alpha: SchemaFn,
+    beta: SchemaFn,
+    columns: &'static [PrinterColumn],
+    scale: Option<ScalePaths>,
+) -> Vec<VersionInfo> {
     vec![
-        VersionInfo { name: "v1alpha1", storage: false, schema: alpha, printer_columns: columns, status_subresource: true, scale },
-        VersionInfo { name: "v1beta1", storage: true, schema: beta, printer_columns: columns, status_subresource: true, scale },
+        VersionInfo {
+            name: "v1alpha1",
+            storage: false,
+            schema: alpha,
+            printer_columns: columns,
+            status_subresource: true,
+            scale,
+        },
+        VersionInfo {
+            name: "v1beta1",
+            storage: true,
+            schema: beta,
+            printer_columns: columns,
+            status_subresource: true,
+            scale,
+        },
     ]
 }
 
@@ -125,8 +160,16 @@ pub fn all_kinds() -> Vec<KindInfo> {
         namespaced: true,
         conversion_webhook: true,
         versions: alpha_and_beta(
-            || object_schema::<v1alpha1::CloneSetSpec, v1alpha1::CloneSetStatus>("CloneSet (v1alpha1): a set of identical pods with in-place update."),
-            || object_schema::<v1beta1::CloneSetSpec, v1beta1::CloneSetStatus>("CloneSet: a set of identical pods with in-place update."),
+            || {
+                object_schema::<v1alpha1::CloneSetSpec, v1alpha1::CloneSetStatus>(
+                    "CloneSet (v1alpha1): a set of identical pods with in-place update.",
+                )
+            },
+            || {
+                object_schema::<v1beta1::CloneSetSpec, v1beta1::CloneSetStatus>(
+                    "CloneSet: a set of identical pods with in-place update.",
+                )
+            },
             CLONESET_COLUMNS,
             Some(REPLICAS_SCALE),
         ),

@@ -212,11 +212,11 @@ mod tests {
         );
         let required = FieldError::required(&FieldPath::root("spec").child("selector"), "");
         assert_eq!(required.to_string(), "spec.selector: Required value");
-        let unsupported = FieldError::not_supported(
-            &FieldPath::root("spec").child("type").index(0),
-            "Foo",
-            &["A", "B"],
+        let unsupported =
+            FieldError::not_supported(&FieldPath::root("spec").child("type").index(0), "Foo", &["A", "B"]);
+        assert_eq!(
+            unsupported.to_string(),
+            r#"spec.type[0]: Unsupported value: "Foo": supported values: "A", "B""#
         );
-        assert_eq!(unsupported.to_string(), r#"spec.type[0]: Unsupported value: "Foo": supported values: "A", "B""#);
     }
 }

@@ -67,7 +67,10 @@ fn clamp_to_i32(value: f64) -> i32 {
 /// `CalculatePartitionReplicas`): percentages round up so that any non-zero percentage keeps at
 /// least one old pod, but a percentage below 100% always lets at least one pod update when there
 /// is more than one replica; the result is clamped to `[0, replicas]`. No partition means 0.
-pub fn partition_replicas(partition: Option<&IntOrString>, replicas: Option<i32>) -> Result<i32, IntOrPercentError> {
+pub fn partition_replicas(
+    partition: Option<&IntOrString>,
+    replicas: Option<i32>,
+) -> Result<i32, IntOrPercentError> {
     let Some(partition) = partition else {
         return Ok(0);
     };

@@ -11,7 +11,6 @@ use kruise_crds::{
 use serde_json::json;
 use support::populate::populated;
 
-
 #[test]
 fn cloneset_round_trips_fully_populated() {
     for policy in ["ReCreate", "InPlaceIfPossible", "InPlaceOnly"] {
@@ -70,7 +69,10 @@ fn cloneset_pvc_reuse_flag_is_inverted() {
     alpha.spec.scale_strategy.disable_pvc_reuse = true;
     assert!(!cloneset_to_v1beta1(&alpha).spec.scale_strategy.enable_pvc_reuse);
     let beta = v1beta1::CloneSet::default();
-    assert!(cloneset_to_v1alpha1(&beta).spec.scale_strategy.disable_pvc_reuse, "v1beta1 does not reuse by default");
+    assert!(
+        cloneset_to_v1alpha1(&beta).spec.scale_strategy.disable_pvc_reuse,
+        "v1beta1 does not reuse by default"
+    );
 }
 
 #[test]
@@ -126,7 +128,8 @@ fn cloneset_image_pre_download_annotations_move_to_spec_fields() {
 #[test]
 fn an_edit_through_the_other_version_wins_over_the_stash() {
     let mut alpha: v1alpha1::CloneSet = populated(&[("spec.updateStrategy.type", json!("OnDelete"))]);
-    alpha.spec.update_strategy.partition = Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(4));
+    alpha.spec.update_strategy.partition =
+        Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(4));
     let mut beta = cloneset_to_v1beta1(&alpha);
     // Someone switches to a rolling update through v1beta1.
     beta.spec.update_strategy.type_ = "RollingUpdate".into();

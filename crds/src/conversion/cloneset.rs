@@ -57,14 +57,12 @@ fn natural_to_v1beta1(alpha: &v1alpha1::CloneSet) -> v1beta1::CloneSet {
         v1alpha1::CloneSetUpdateStrategyType::OnDelete => {
             (v1beta1::CloneSetUpdateStrategyType::OnDelete, v1beta1::PodUpdatePolicy::default())
         }
-        v1alpha1::CloneSetUpdateStrategyType::InPlaceIfPossible => (
-            v1beta1::CloneSetUpdateStrategyType::RollingUpdate,
-            v1beta1::PodUpdatePolicy::InPlaceIfPossible,
-        ),
-        v1alpha1::CloneSetUpdateStrategyType::InPlaceOnly => (
-            v1beta1::CloneSetUpdateStrategyType::RollingUpdate,
-            v1beta1::PodUpdatePolicy::InPlaceOnly,
-        ),
+        v1alpha1::CloneSetUpdateStrategyType::InPlaceIfPossible => {
+            (v1beta1::CloneSetUpdateStrategyType::RollingUpdate, v1beta1::PodUpdatePolicy::InPlaceIfPossible)
+        }
+        v1alpha1::CloneSetUpdateStrategyType::InPlaceOnly => {
+            (v1beta1::CloneSetUpdateStrategyType::RollingUpdate, v1beta1::PodUpdatePolicy::InPlaceOnly)
+        }
         // ReCreate, unset and unknown values all mean ReCreate upstream.
         _ => (v1beta1::CloneSetUpdateStrategyType::RollingUpdate, v1beta1::PodUpdatePolicy::ReCreate),
     };
@@ -211,8 +209,10 @@ fn in_place_strategy_to_v1alpha1(
         put_annotation(metadata, IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS, min_ready.to_string());
     }
     // v1alpha1 only keeps the grace period in the struct; an empty struct is left out.
-    (beta.grace_period_seconds != 0)
-        .then(|| InPlaceUpdateStrategy { grace_period_seconds: beta.grace_period_seconds, ..Default::default() })
+    (beta.grace_period_seconds != 0).then(|| InPlaceUpdateStrategy {
+        grace_period_seconds: beta.grace_period_seconds,
+        ..Default::default()
+    })
 }
 
 /// Removes the annotation and returns its parsed value, leaving it in place when it does not

@@ -11,37 +11,37 @@
 //! (an edit made through the other version invalidates it). This is how Kubernetes keeps
 //! version-only fields of built-in kinds.
 
-mod cloneset;
-mod statefulset;
-mod daemonset;
-mod sidecarset;
-mod uniteddeployment;
-mod broadcastjob;
 mod advancedcronjob;
-mod imagepulljob;
-mod imagelistpulljob;
-mod nodeimage;
+mod broadcastjob;
+mod cloneset;
 mod containerrecreaterequest;
-mod resourcedistribution;
-mod workloadspread;
+mod daemonset;
+mod imagelistpulljob;
+mod imagepulljob;
+mod nodeimage;
 mod persistentpodstate;
 mod podunavailablebudget;
+mod resourcedistribution;
+mod sidecarset;
+mod statefulset;
+mod uniteddeployment;
+mod workloadspread;
 
-pub use cloneset::*;
-pub use statefulset::*;
-pub use daemonset::*;
-pub use sidecarset::*;
-pub use uniteddeployment::*;
-pub use broadcastjob::*;
 pub use advancedcronjob::*;
-pub use imagepulljob::*;
-pub use imagelistpulljob::*;
-pub use nodeimage::*;
+pub use broadcastjob::*;
+pub use cloneset::*;
 pub use containerrecreaterequest::*;
-pub use resourcedistribution::*;
-pub use workloadspread::*;
+pub use daemonset::*;
+pub use imagelistpulljob::*;
+pub use imagepulljob::*;
+pub use nodeimage::*;
 pub use persistentpodstate::*;
 pub use podunavailablebudget::*;
+pub use resourcedistribution::*;
+pub use sidecarset::*;
+pub use statefulset::*;
+pub use uniteddeployment::*;
+pub use workloadspread::*;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Serialize, de::DeserializeOwned};

@@ -3,8 +3,6 @@
 
 pub mod populate;
 
-
-
 /// Asserts both round trips are exact, and (when `natural` is true) that no stash annotation was
 /// needed: the natural conversion alone is lossless for this object.
 #[macro_export]
@@ -28,4 +26,3 @@ macro_rules! assert_round_trips {
         }
     }};
 }
-

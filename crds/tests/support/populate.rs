@@ -38,9 +38,13 @@ fn preserved_value(name: &str) -> Value {
         "volumes" => json!([{"name": "shared", "emptyDir": {}}]),
         "ephemeralContainers" => json!([{"name": "debug", "image": "busybox:1"}]),
         "jobTemplate" => json!({"metadata": {"labels": {"job": "x"}}, "spec": {"template": pod_template()}}),
-        "resource" => json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"k": "v"}}),
+        "resource" => {
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}, "data": {"k": "v"}})
+        }
         "metadata" => json!({"labels": {"tpl": "x"}, "annotations": {"tpl": "y"}}),
-        "spec" => json!({"replicas": 1, "selector": {"matchLabels": {"app": "demo"}}, "template": pod_template()}),
+        "spec" => {
+            json!({"replicas": 1, "selector": {"matchLabels": {"app": "demo"}}, "template": pod_template()})
+        }
         "patch" => json!({"metadata": {"labels": {"subset": "a"}}}),
         _ => json!({"preserved": name}),
     }
