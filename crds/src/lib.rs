@@ -12,12 +12,16 @@ pub mod catalog;
 pub mod common;
 pub mod conversion;
 pub mod crd;
+pub mod defaults;
 pub mod enums;
 pub mod field;
 pub mod intstr;
 pub mod policy;
+pub mod quantity;
 pub mod resource;
 pub mod schema;
+pub mod selector;
+pub mod validation;
 
 /// `skip_serializing_if` predicate mirroring Go's `omitempty` on non-pointer fields.
 pub(crate) fn is_default<T: Default + PartialEq>(value: &T) -> bool {
