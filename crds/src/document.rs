@@ -66,8 +66,12 @@ pub fn decode(document: &Value) -> Result<Decoded, DecodeError> {
 }
 
 /// Deserializes `T`, collecting every ignored (unknown) field and the first type error, each
-/// with its path. `apiVersion` and `kind` at the root are expected and not reported.
+/// with its path. `apiVersion` and `kind` at the root are expected and not reported. Fields set
+/// to `null` are treated as absent, as the API server prunes them from custom resources.
 pub fn strict_from_value<T: DeserializeOwned>(document: &Value) -> Result<T, ErrorList> {
+    let mut document = document.clone();
+    drop_null_fields(&mut document);
+    let document = &document;
     let mut unknown: Vec<FieldPath> = Vec::new();
     let result = {
         let mut record = |path: serde_ignored::Path<'_>| unknown.push(to_field_path(&path));
@@ -92,6 +96,18 @@ pub fn strict_from_value<T: DeserializeOwned>(document: &Value) -> Result<T, Err
             });
             Err(errors)
         }
+    }
+}
+
+/// Removes object members whose value is `null`, at every depth.
+pub fn drop_null_fields(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|_, member| !member.is_null());
+            map.values_mut().for_each(drop_null_fields);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_null_fields),
+        _ => {}
     }
 }
 
