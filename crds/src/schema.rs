@@ -56,8 +56,8 @@ pub fn object_schema<Spec: JsonSchema, Status: JsonSchema>(
     let status = generator.root_schema_for::<Status>();
     let mut spec_value = schema_value(spec);
     let mut status_value = schema_value(status);
-    strip_nullable(&mut spec_value);
-    strip_nullable(&mut status_value);
+    normalize(&mut spec_value);
+    normalize(&mut status_value);
     let root = serde_json::json!({
         "description": description,
         "type": "object",
@@ -89,17 +89,29 @@ fn schema_value(schema: Schema) -> serde_json::Value {
     value
 }
 
-/// `nullable: true` comes from `Option<T>` fields; upstream CRDs never set it, and leaving it
-/// out keeps `null` meaning "remove this field" in merge patches, as with upstream.
-fn strip_nullable(value: &mut serde_json::Value) {
+/// Marks a default the CRD should declare (`#[schemars(extend("x-kruise-default" = ...))]`).
+///
+/// schemars also writes `default` for every `#[serde(default)]` field; the API server would apply
+/// those (and rejects an empty default on an enum), while upstream declares only a handful. So
+/// every generated `default` is dropped and only the explicitly marked ones are kept.
+pub const DEFAULT_MARKER: &str = "x-kruise-default";
+
+/// Drops `nullable` (from `Option<T>`; upstream never sets it, and without it `null` means
+/// "remove this field" in merge patches, as upstream) and generated defaults, and turns the
+/// explicit [`DEFAULT_MARKER`] defaults into `default`.
+fn normalize(value: &mut serde_json::Value) {
     match value {
         serde_json::Value::Object(map) => {
             map.remove("nullable");
+            map.remove("default");
+            if let Some(default) = map.remove(DEFAULT_MARKER) {
+                map.insert("default".to_string(), default);
+            }
             for child in map.values_mut() {
-                strip_nullable(child);
+                normalize(child);
             }
         }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_nullable),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(normalize),
         _ => {}
     }
 }

@@ -118,6 +118,9 @@ fn field_paths(schema: &JSONSchemaProps, path: &str, out: &mut BTreeSet<String>)
     for (name, child) in schema.properties.iter().flatten() {
         let child_path = format!("{path}.{name}");
         out.insert(child_path.clone());
+        if let Some(default) = &child.default {
+            out.insert(format!("{child_path} default={}", default.0));
+        }
         field_paths(child, &child_path, out);
     }
     if let Some(JSONSchemaPropsOrArray::Schema(items)) = &schema.items {
@@ -201,6 +204,10 @@ fn crds_match_upstream_point_by_point() {
             upstream_paths_checked += upstream_fields.len();
             for missing in upstream_fields.difference(&our_fields) {
                 check(&format!("{} field {missing}", uv.name), "present".into(), "missing".into());
+            }
+            // Defaults the API server applies must be exactly upstream's.
+            for extra in our_fields.difference(&upstream_fields).filter(|path| path.contains(" default=")) {
+                check(&format!("{} {extra}", uv.name), "absent".into(), "present".into());
             }
         }
     }

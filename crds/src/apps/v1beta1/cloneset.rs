@@ -75,7 +75,7 @@ pub struct CloneSetScaleStrategy {
     /// Most pods that may be unavailable because of scaling (default unlimited).
     pub max_unavailable: Option<IntOrString>,
     /// Reuse the PVCs of a deleted pod for its replacement.
-    #[schemars(extend("default" = false))]
+    #[schemars(extend("x-kruise-default" = false))]
     #[serde(rename = "enablePVCReuse", default, skip_serializing_if = "crate::is_default")]
     pub enable_pvc_reuse: bool,
     /// Do not count pods in PreparingDelete when computing how many to create.
