@@ -30,6 +30,8 @@ pub fn crd_generator() -> SchemaGenerator {
         .with(|settings| {
             settings.inline_subschemas = true;
             settings.meta_schema = None;
+            // Required = always serialized: matches Go, where a field without `omitempty` is required.
+            settings.contract = schemars::generate::Contract::Serialize;
         })
         .with_transform(schemars::transform::AddNullable::default())
         .with_transform(kube::core::schema::StructuralSchemaRewriter)
@@ -114,4 +116,37 @@ fn normalize(value: &mut serde_json::Value) {
         serde_json::Value::Array(items) => items.iter_mut().for_each(normalize),
         _ => {}
     }
+}
+
+/// Adds an upstream default to the property `name` of an object schema (or of an array's item
+/// schema), for k8s-openapi types whose own schema does not carry it.
+fn with_property_default(schema: Schema, name: &str, default: serde_json::Value) -> Schema {
+    let mut value = schema.to_value();
+    let node = if value.get("items").is_some() { value.get_mut("items") } else { Some(&mut value) };
+    if let Some(property) = node
+        .and_then(|node| node.get_mut("properties"))
+        .and_then(|properties| properties.get_mut(name))
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        property.insert(DEFAULT_MARKER.to_string(), default);
+    }
+    Schema::try_from(value).unwrap_or_else(|_| json_schema!({}))
+}
+
+/// `[]LocalObjectReference` whose `name` defaults to `""`, as upstream's CRDs declare it.
+pub fn local_object_references(generator: &mut SchemaGenerator) -> Schema {
+    let schema = generator.subschema_for::<Vec<k8s_openapi::api::core::v1::LocalObjectReference>>();
+    with_property_default(schema, "name", serde_json::json!(""))
+}
+
+/// `[]ContainerPort` whose `protocol` defaults to `TCP`, as upstream's CRDs declare it.
+pub fn container_ports(generator: &mut SchemaGenerator) -> Schema {
+    let schema = generator.subschema_for::<Vec<k8s_openapi::api::core::v1::ContainerPort>>();
+    with_property_default(schema, "protocol", serde_json::json!("TCP"))
+}
+
+/// `GRPCAction` whose `service` defaults to `""`, as upstream's CRDs declare it.
+pub fn grpc_action(generator: &mut SchemaGenerator) -> Schema {
+    let schema = generator.subschema_for::<k8s_openapi::api::core::v1::GRPCAction>();
+    with_property_default(schema, "service", serde_json::json!(""))
 }
