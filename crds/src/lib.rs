@@ -29,3 +29,9 @@ pub mod validation;
 pub(crate) fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
 }
+
+/// `skip_serializing_if` predicate that never skips: for Go fields without `omitempty` that the
+/// upstream CRD nevertheless marks optional (always written, never required).
+pub(crate) fn always_write<T>(_: &T) -> bool {
+    false
+}

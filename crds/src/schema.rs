@@ -130,6 +130,11 @@ fn with_property_default(schema: Schema, name: &str, default: serde_json::Value)
     {
         property.insert(DEFAULT_MARKER.to_string(), default);
     }
+    // A defaulted property is not required (upstream CRDs never require them).
+    let node = if value.get("items").is_some() { value.get_mut("items") } else { Some(&mut value) };
+    if let Some(required) = node.and_then(|node| node.get_mut("required")).and_then(|r| r.as_array_mut()) {
+        required.retain(|entry| entry.as_str() != Some(name));
+    }
     Schema::try_from(value).unwrap_or_else(|_| json_schema!({}))
 }
 

@@ -39,13 +39,14 @@ kruise_resource! {
 #[serde(rename_all = "camelCase")]
 pub struct DaemonSetSpec {
     /// Label query over the pods; must match the template labels.
+    #[serialize_always] // Go writes `selector: null`; the CRD requires the key
     pub selector: Option<LabelSelector>,
     /// The pod template.
     #[serde(default)]
     #[schemars(schema_with = "crate::schema::preserve_unknown")]
     pub template: PodTemplateSpec,
     /// How pods move to a new revision.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub update_strategy: DaemonSetUpdateStrategy,
     /// Seconds a ready pod must stay ready to count as available.
     #[serde(default, skip_serializing_if = "crate::is_default")]

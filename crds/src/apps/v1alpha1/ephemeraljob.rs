@@ -35,6 +35,7 @@ kruise_resource! {
 #[serde(rename_all = "camelCase")]
 pub struct EphemeralJobSpec {
     /// Pods to inject into.
+    #[serialize_always] // Go writes `selector: null`; the CRD requires the key
     pub selector: Option<LabelSelector>,
     /// Most pods to inject into (all matched pods when unset).
     pub replicas: Option<i32>,
@@ -75,22 +76,22 @@ pub struct EphemeralJobStatus {
     /// When the job finished.
     pub completion_time: Option<Time>,
     /// Overall phase of the job.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub phase: EphemeralJobPhase,
     /// Pods the selector matches.
-    #[serde(rename = "match", default)]
+    #[serde(rename = "match", default, skip_serializing_if = "crate::is_default")]
     pub matches: i32,
     /// Pods whose ephemeral containers are running.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub running: i32,
     /// Pods whose ephemeral containers succeeded.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub succeeded: i32,
     /// Pods whose ephemeral containers are waiting to start.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub waiting: i32,
     /// Pods whose ephemeral containers failed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub failed: i32,
 }
 

@@ -84,6 +84,7 @@ pub struct ContainerProbeSpec {
     /// Open a TCP connection.
     pub tcp_socket: Option<TCPSocketAction>,
     /// Call the gRPC health check service.
+    #[schemars(schema_with = "crate::schema::grpc_action")]
     pub grpc: Option<GRPCAction>,
     /// Seconds after the container started before the first probe.
     #[serde(default, skip_serializing_if = "crate::is_default")]

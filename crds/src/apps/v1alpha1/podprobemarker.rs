@@ -34,6 +34,7 @@ kruise_resource! {
 #[serde(rename_all = "camelCase")]
 pub struct PodProbeMarkerSpec {
     /// Pods to probe, in the marker's namespace.
+    #[serialize_always] // Go writes `selector: null`; the CRD requires the key
     pub selector: Option<LabelSelector>,
     /// The probes; names are unique within the marker.
     #[serde(default)]

@@ -56,13 +56,14 @@ pub struct SidecarSetSpec {
     #[schemars(schema_with = "crate::schema::preserve_unknown")]
     pub volumes: Vec<Volume>,
     /// How injected pods are upgraded to a new revision.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub update_strategy: SidecarSetUpdateStrategy,
     /// Whether and which revision is injected into new pods.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub injection_strategy: SidecarSetInjectionStrategy,
     /// Pull secrets for the sidecar images, merged into the pod.
     #[serde(default, skip_serializing_if = "crate::is_default")]
+    #[schemars(schema_with = "crate::schema::local_object_references")]
     pub image_pull_secrets: Vec<LocalObjectReference>,
     /// Old revisions kept (default 10).
     pub revision_history_limit: Option<i32>,

@@ -39,6 +39,7 @@ pub struct StatefulSetSpec {
     /// Desired number of pods (default 1).
     pub replicas: Option<i32>,
     /// Label query over the pods; must match the template labels.
+    #[serialize_always] // Go writes `selector: null`; the CRD requires the key
     pub selector: Option<LabelSelector>,
     /// The pod template; each pod also gets its ordinal identity.
     #[serde(default)]
@@ -55,7 +56,7 @@ pub struct StatefulSetSpec {
     #[serde(default, skip_serializing_if = "crate::is_default")]
     pub pod_management_policy: PodManagementPolicyType,
     /// How pods move to a new revision.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub update_strategy: StatefulSetUpdateStrategy,
     /// Old revisions kept for rollback (default 10).
     pub revision_history_limit: Option<i32>,

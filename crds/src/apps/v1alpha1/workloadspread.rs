@@ -40,6 +40,7 @@ kruise_resource! {
 pub struct WorkloadSpreadSpec {
     /// The workload whose pods are spread.
     #[serde(rename = "targetRef")]
+    #[serialize_always] // required by the CRD, as upstream
     pub target_reference: Option<TargetReference>,
     /// Only manage the pods this filter selects, counting replicas from the given paths.
     pub target_filter: Option<TargetFilter>,
@@ -47,7 +48,7 @@ pub struct WorkloadSpreadSpec {
     #[serde(default)]
     pub subsets: Vec<WorkloadSpreadSubset>,
     /// How pods are placed across the subsets.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub schedule_strategy: WorkloadSpreadScheduleStrategy,
 }
 

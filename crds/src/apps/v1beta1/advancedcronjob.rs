@@ -86,11 +86,11 @@ string_enum! {
 #[serde(rename_all = "camelCase")]
 pub struct BroadcastJobTemplateSpec {
     /// Labels and annotations copied to each BroadcastJob.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     #[schemars(schema_with = "template_metadata_schema")]
     pub metadata: ObjectMeta,
     /// Spec of each BroadcastJob.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub spec: BroadcastJobSpec,
 }
 
@@ -99,11 +99,11 @@ pub struct BroadcastJobTemplateSpec {
 #[serde(rename_all = "camelCase")]
 pub struct ImageListPullJobTemplateSpec {
     /// Labels and annotations copied to each ImageListPullJob.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     #[schemars(schema_with = "template_metadata_schema")]
     pub metadata: ObjectMeta,
     /// Spec of each ImageListPullJob.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub spec: ImageListPullJobSpec,
 }
 

@@ -38,13 +38,13 @@ pub struct BroadcastJobSpec {
     #[schemars(schema_with = "crate::schema::preserve_unknown")]
     pub template: PodTemplateSpec,
     /// When the job is considered finished.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::always_write")]
     pub completion_policy: CompletionPolicy,
     /// Stop creating pods; pods already running are left alone.
     #[serde(default, skip_serializing_if = "crate::is_default")]
     pub paused: bool,
     /// What the job does when its pods fail.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::always_write")]
     pub failure_policy: FailurePolicy,
 }
 
@@ -109,19 +109,19 @@ pub struct BroadcastJobStatus {
     /// When the job finished.
     pub completion_time: Option<Time>,
     /// Pods currently running.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::always_write")]
     pub active: i32,
     /// Pods that succeeded.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::always_write")]
     pub succeeded: i32,
     /// Pods that failed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::always_write")]
     pub failed: i32,
     /// Pods the job should run (one per eligible node).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::always_write")]
     pub desired: i32,
     /// Overall phase of the job.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::always_write")]
     pub phase: BroadcastJobPhase,
 }
 

@@ -38,6 +38,7 @@ pub struct CloneSetSpec {
     /// Desired number of pods (default 1).
     pub replicas: Option<i32>,
     /// Label query over the pods; must match the template labels.
+    #[serialize_always] // Go writes `selector: null`; the CRD requires the key
     pub selector: Option<LabelSelector>,
     /// The pod template.
     #[serde(default)]
@@ -48,10 +49,10 @@ pub struct CloneSetSpec {
     #[schemars(schema_with = "crate::schema::preserve_unknown")]
     pub volume_claim_templates: Vec<PersistentVolumeClaim>,
     /// How pods are created and deleted.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub scale_strategy: CloneSetScaleStrategy,
     /// How pods move to a new revision.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub update_strategy: CloneSetUpdateStrategy,
     /// Old revisions kept for rollback (default 10).
     pub revision_history_limit: Option<i32>,

@@ -70,6 +70,7 @@ pub struct ContainerRecreateRequestContainer {
     pub pre_stop: Option<CRRProbeHandler>,
     /// Container ports, so that an httpGet/tcpSocket hook can name a port (filled from the pod).
     #[serde(default, skip_serializing_if = "crate::is_default")]
+    #[schemars(schema_with = "crate::schema::container_ports")]
     pub ports: Vec<ContainerPort>,
     /// The container's identity when the request was made (filled by the webhook).
     pub status_context: Option<ContainerRecreateRequestContainerContext>,

@@ -46,13 +46,13 @@ pub struct ImageListPullJobStatus {
     #[serde(default)]
     pub desired: i32,
     /// ImagePullJobs still running.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub active: i32,
     /// ImagePullJobs that finished, whatever their outcome.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub completed: i32,
     /// ImagePullJobs that pulled their image on every node.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub succeeded: i32,
     /// The images that failed, with the ImagePullJob that reported it.
     #[serde(default, skip_serializing_if = "crate::is_default")]

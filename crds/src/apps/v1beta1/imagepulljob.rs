@@ -128,13 +128,13 @@ pub struct ImagePullJobStatus {
     #[serde(default)]
     pub desired: i32,
     /// Nodes pulling right now.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub active: i32,
     /// Nodes that pulled the image.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub succeeded: i32,
     /// Nodes that failed to pull the image.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub failed: i32,
     /// Human-readable summary of the job's state.
     #[serde(default, skip_serializing_if = "crate::is_default")]

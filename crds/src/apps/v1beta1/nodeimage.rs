@@ -116,16 +116,16 @@ pub struct NodeImageStatus {
     #[serde(default)]
     pub desired: i32,
     /// Tags pulled.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub succeeded: i32,
     /// Tags that failed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub failed: i32,
     /// Tags being pulled.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub pulling: i32,
     /// Tags waiting to be pulled.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub waiting: i32,
     /// Pull state per repository name.
     #[serde(default, skip_serializing_if = "crate::is_default")]

@@ -44,13 +44,13 @@ pub struct ResourceDistributionTargets {
     #[serde(default, skip_serializing_if = "crate::is_default")]
     pub all_namespaces: bool,
     /// Namespaces never to distribute to; wins over every other option.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub excluded_namespaces: ResourceDistributionTargetNamespaces,
     /// Namespaces to distribute to by name.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub included_namespaces: ResourceDistributionTargetNamespaces,
     /// Namespaces to distribute to by label.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub namespace_selector: LabelSelector,
 }
 

@@ -47,6 +47,7 @@ pub struct StatefulSetSpec {
     /// Desired number of pods (default 1).
     pub replicas: Option<i32>,
     /// Label query over the pods; must match the template labels.
+    #[serialize_always] // Go writes `selector: null`; the CRD requires the key
     pub selector: Option<LabelSelector>,
     /// The pod template; each pod also gets its ordinal identity.
     #[serde(default)]
@@ -57,7 +58,7 @@ pub struct StatefulSetSpec {
     #[schemars(schema_with = "crate::schema::preserve_unknown")]
     pub volume_claim_templates: Vec<PersistentVolumeClaim>,
     /// When changes to the claim templates reach existing PVCs (needs the resize feature gate).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub volume_claim_update_strategy: VolumeClaimUpdateStrategy,
     /// Headless service giving the pods their DNS names.
     #[serde(default, skip_serializing_if = "crate::is_default")]
@@ -66,7 +67,7 @@ pub struct StatefulSetSpec {
     #[serde(default, skip_serializing_if = "crate::is_default")]
     pub pod_management_policy: PodManagementPolicyType,
     /// How pods move to a new revision.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub update_strategy: StatefulSetUpdateStrategy,
     /// Old revisions kept for rollback (default 10).
     pub revision_history_limit: Option<i32>,
@@ -202,7 +203,7 @@ string_enum! {
 #[serde(rename_all = "camelCase")]
 pub struct StatefulSetOrdinals {
     /// Ordinal of the first pod (default 0).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub start: i32,
 }
 

@@ -50,15 +50,16 @@ pub struct UnitedDeploymentSpec {
     /// Total desired pods over all subsets (default 1).
     pub replicas: Option<i32>,
     /// Label query over the pods; must match the template labels.
+    #[serialize_always] // Go writes `selector: null`; the CRD requires the key
     pub selector: Option<LabelSelector>,
     /// The workload each subset runs (exactly one kind).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub template: SubsetTemplate,
     /// The subsets and how pods are scheduled between them.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub topology: Topology,
     /// How template changes reach the subsets.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub update_strategy: UnitedDeploymentUpdateStrategy,
     /// Old revisions kept (default 10).
     pub revision_history_limit: Option<i32>,
@@ -84,7 +85,7 @@ pub struct SubsetTemplate {
 #[serde(rename_all = "camelCase")]
 pub struct StatefulSetTemplateSpec {
     /// Labels and annotations of the subset workloads.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     #[schemars(schema_with = "crate::schema::preserve_unknown")]
     pub metadata: ObjectMeta,
     /// The StatefulSet spec.
@@ -98,7 +99,7 @@ pub struct StatefulSetTemplateSpec {
 #[serde(rename_all = "camelCase")]
 pub struct AdvancedStatefulSetTemplateSpec {
     /// Labels and annotations of the subset workloads.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     #[schemars(schema_with = "crate::schema::preserve_unknown")]
     pub metadata: ObjectMeta,
     /// The Advanced StatefulSet spec (v1beta1).
@@ -111,7 +112,7 @@ pub struct AdvancedStatefulSetTemplateSpec {
 #[serde(rename_all = "camelCase")]
 pub struct CloneSetTemplateSpec {
     /// Labels and annotations of the subset workloads.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     #[schemars(schema_with = "crate::schema::preserve_unknown")]
     pub metadata: ObjectMeta,
     /// The CloneSet spec (v1beta1).
@@ -124,7 +125,7 @@ pub struct CloneSetTemplateSpec {
 #[serde(rename_all = "camelCase")]
 pub struct DeploymentTemplateSpec {
     /// Labels and annotations of the subset workloads.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     #[schemars(schema_with = "crate::schema::preserve_unknown")]
     pub metadata: ObjectMeta,
     /// The Deployment spec.
@@ -172,7 +173,7 @@ pub struct Topology {
     #[serde(default, skip_serializing_if = "crate::is_default")]
     pub subsets: Vec<Subset>,
     /// Fixed (default) or Adaptive scheduling between subsets.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub schedule_strategy: UnitedDeploymentScheduleStrategy,
 }
 
@@ -185,7 +186,7 @@ pub struct Subset {
     #[serde(default)]
     pub name: String,
     /// Nodes of the subset (merged into the pods' required node affinity; immutable).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub node_selector_term: NodeSelectorTerm,
     /// Tolerations added to the subset's pods (immutable).
     #[serde(default, skip_serializing_if = "crate::is_default")]

@@ -50,7 +50,7 @@ pub struct PodUnavailableBudgetSpec {
 #[serde(rename_all = "camelCase")]
 pub struct PodUnavailableBudgetStatus {
     /// Generation of the spec this status reflects.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "crate::is_default")]
     pub observed_generation: i64,
     /// Pods whose deletion or eviction was allowed but not yet observed, with the time allowed.
     #[serde(default, skip_serializing_if = "crate::is_default")]
