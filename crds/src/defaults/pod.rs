@@ -14,8 +14,18 @@ use k8s_openapi::api::core::v1::{
 /// Default file mode of secret, configmap, downward API and projected volumes (0644).
 const DEFAULT_VOLUME_MODE: i32 = 0o644;
 
-/// Applies the pod template defaults to `spec`.
+/// Applies the pod template defaults to `spec`: Kruise's `imagePullPolicy: Always` for app
+/// containers without one, then the Kubernetes core/v1 defaults.
 pub fn default_pod_spec(spec: &mut PodSpec) {
+    for container in &mut spec.containers {
+        container.image_pull_policy.get_or_insert_with(|| "Always".into());
+    }
+    default_core_pod_spec(spec);
+}
+
+/// Applies only the Kubernetes core/v1 pod spec defaults (what the API server applies to a
+/// pod: `imagePullPolicy` from the image tag).
+pub fn default_core_pod_spec(spec: &mut PodSpec) {
     spec.dns_policy.get_or_insert_with(|| "ClusterFirst".into());
     spec.restart_policy.get_or_insert_with(|| "Always".into());
     spec.security_context.get_or_insert_with(PodSecurityContext::default);
@@ -29,7 +39,6 @@ pub fn default_pod_spec(spec: &mut PodSpec) {
         default_container(container);
     }
     for container in &mut spec.containers {
-        container.image_pull_policy.get_or_insert_with(|| "Always".into());
         default_container(container);
     }
     for ephemeral in spec.ephemeral_containers.iter_mut().flatten() {

@@ -1,0 +1,880 @@
+//! The verbs on resources, independent of HTTP: get, list, create, update, patch, delete and
+//! their subresource variants. Each write goes through the same pipeline as in kube-apiserver:
+//! decode (prune or type-check), defaults, mutating admission, validation, validating
+//! admission, conversion to the storage version, an optimistically concurrent store write.
+
+use std::sync::Arc;
+
+use kruise_crds::field::{ErrorList, FieldError, FieldPath};
+use serde_json::{Value, json};
+
+use super::{
+    admission::{Admission, AdmissionRequest, Operation},
+    builtin,
+    conversion::Converter,
+    errors::ApiError,
+    objects,
+    options::{DeleteOptions, FieldValidation, ListOptions, WriteOptions},
+};
+use crate::{
+    registry::{Registry, ResourceDef},
+    semantics::{apply, merge_keys, patch, schema},
+    storage::{CollectionKey, ObjectKey, Store, StoreError},
+};
+
+/// The result of a write.
+#[derive(Debug)]
+pub struct Written {
+    /// The object as stored, at the requested version.
+    pub object: Value,
+    /// Warnings for the client (`Warning` headers).
+    pub warnings: Vec<String>,
+    /// Whether the object was created (201) rather than updated (200).
+    pub created: bool,
+}
+
+/// The result of a delete.
+#[derive(Debug)]
+pub enum Deleted {
+    /// Removed from storage; the last state.
+    Gone(Value),
+    /// Still there, marked for deletion (finalizers or graceful deletion pending).
+    Pending(Value),
+}
+
+/// The patch media types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PatchType {
+    /// `application/json-patch+json`.
+    Json,
+    /// `application/merge-patch+json`.
+    Merge,
+    /// `application/strategic-merge-patch+json`.
+    Strategic,
+    /// `application/apply-patch+yaml` (server-side apply).
+    Apply,
+}
+
+/// The API operations over a store and a registry.
+#[derive(Clone)]
+pub struct Api {
+    /// Object storage.
+    pub store: Store,
+    /// Served resources.
+    pub registry: Arc<Registry>,
+    admission: Admission,
+    converter: Converter,
+}
+
+/// Retries of an update or patch that lost a race with another writer before answering 409.
+const CONFLICT_RETRIES: usize = 5;
+
+impl Api {
+    /// The operations of one server.
+    pub fn new(store: Store, registry: Arc<Registry>, admission: Admission, converter: Converter) -> Self {
+        Self { store, registry, admission, converter }
+    }
+
+    fn key(def: &ResourceDef, namespace: Option<&str>, name: &str) -> ObjectKey {
+        ObjectKey {
+            group: def.group.clone(),
+            resource: def.resource.clone(),
+            namespace: if def.namespaced { namespace.map(str::to_string) } else { None },
+            name: name.to_string(),
+        }
+    }
+
+    /// The collection of a resource in a namespace (or all).
+    pub fn collection(def: &ResourceDef, namespace: Option<&str>) -> CollectionKey {
+        CollectionKey {
+            group: def.group.clone(),
+            resource: def.resource.clone(),
+            namespace: if def.namespaced { namespace.map(str::to_string) } else { None },
+        }
+    }
+
+    /// Converts a stored object to `version`.
+    pub async fn to_version(&self, def: &ResourceDef, object: Value, version: &str) -> Result<Value, ApiError> {
+        self.converter.convert(def, object, version).await
+    }
+
+    /// Converts stored objects to `version` in one batch.
+    pub async fn all_to_version(&self, def: &ResourceDef, objects: Vec<Value>, version: &str) -> Result<Vec<Value>, ApiError> {
+        self.converter.convert_all(def, objects, version).await
+    }
+
+    /// GET one object.
+    pub async fn get(&self, def: &ResourceDef, version: &str, namespace: Option<&str>, name: &str) -> Result<Value, ApiError> {
+        let stored = self
+            .store
+            .get(&Self::key(def, namespace, name))
+            .ok_or_else(|| ApiError::not_found(&def.group, &def.resource, name))?;
+        self.to_version(def, (*stored).clone(), version).await
+    }
+
+    /// The objects of a collection matching the list options, at `version`, with the list's
+    /// resourceVersion and continue token.
+    pub async fn list(
+        &self,
+        def: &ResourceDef,
+        version: &str,
+        namespace: Option<&str>,
+        options: &ListOptions,
+    ) -> Result<(Vec<Value>, u64, Option<String>), ApiError> {
+        let filter = super::filter::Filter::new(def, options)?;
+        let (stored, rv) = self.store.list(&Self::collection(def, namespace));
+        let start_after = super::filter::decode_continue(&options.continue_token)?;
+        let mut selected = Vec::new();
+        let mut next = None;
+        for object in stored.iter() {
+            let position = super::filter::position(object);
+            if start_after.as_ref().is_some_and(|after| &position <= after) {
+                continue;
+            }
+            if !filter.matches(object) {
+                continue;
+            }
+            if options.limit > 0 && selected.len() == options.limit {
+                next = selected.last().map(|last: &Value| super::filter::encode_continue(rv, &super::filter::position(last)));
+                break;
+            }
+            selected.push((**object).clone());
+        }
+        let objects = self.all_to_version(def, selected, version).await?;
+        Ok((objects, rv, next))
+    }
+
+    /// POST: creates an object in the collection.
+    pub async fn create(
+        &self,
+        def: &ResourceDef,
+        version: &str,
+        namespace: Option<&str>,
+        body: Value,
+        options: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        let mut object = self.check_body_type(def, version, body)?;
+        if def.namespaced {
+            let namespace = namespace.ok_or_else(|| ApiError::bad_request("the namespace of the object must be set"))?;
+            match objects::namespace(&object) {
+                Some(given) if given != namespace => {
+                    return Err(ApiError::bad_request(
+                        "the namespace of the provided object does not match the namespace sent on the request",
+                    ));
+                }
+                _ => objects::set_meta(&mut object, "namespace", Some(json!(namespace))),
+            }
+        } else {
+            objects::set_meta(&mut object, "namespace", None);
+        }
+        if objects::resource_version(&object).is_some() {
+            let errors = vec![FieldError::invalid(
+                &FieldPath::root("metadata").child("resourceVersion"),
+                objects::meta_str(&object, "resourceVersion").unwrap_or_default(),
+                "must be empty",
+            )];
+            return Err(ApiError::invalid(&def.group, &def.kind, objects::name(&object).unwrap_or_default(), &errors));
+        }
+        if objects::name(&object).is_none() {
+            if let Some(prefix) = objects::meta_str(&object, "generateName").filter(|p| !p.is_empty()) {
+                let generated = format!("{prefix}{}", objects::random_suffix());
+                objects::set_meta(&mut object, "name", Some(json!(generated)));
+            }
+        }
+        let mut warnings = self.normalize(def, version, &mut object, options.field_validation)?;
+        let now = objects::now_rfc3339();
+        objects::set_meta(&mut object, "uid", Some(json!(objects::new_uid())));
+        objects::set_meta(&mut object, "creationTimestamp", Some(json!(now)));
+        objects::set_meta(&mut object, "generation", Some(json!(1)));
+        for field in ["deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "selfLink"] {
+            objects::set_meta(&mut object, field, None);
+        }
+        if def.is_custom() && def.has_status() {
+            object.as_object_mut().map(|o| o.remove("status"));
+        }
+        if !def.is_custom() {
+            builtin::prepare_create(def, &mut object);
+        }
+        object = apply::record_update(None, &object, &options.field_manager, &self.list_types(def, version), &now);
+
+        let name = objects::name(&object).unwrap_or_default().to_string();
+        let request = self.admission_request(def, version, namespace, &name, "", Operation::Create, options.dry_run);
+        warnings.extend(self.admission.mutate(&request, &mut object, None).await?.warnings);
+        self.validate(def, version, &object, None, None)?;
+        warnings.extend(self.admission.validate(&request, Some(&object), None).await?.warnings);
+        if def.namespaced {
+            self.check_namespace_accepts(namespace.unwrap_or_default(), &def.resource, &name)?;
+        }
+        if name.is_empty() {
+            let errors = vec![FieldError::required(&FieldPath::root("metadata").child("name"), "name or generateName is required")];
+            return Err(ApiError::invalid(&def.group, &def.kind, "", &errors));
+        }
+        if options.dry_run {
+            return Ok(Written { object, warnings, created: true });
+        }
+        let stored_form = self.to_version(def, object, &def.storage_version).await?;
+        let key = Self::key(def, namespace, &name);
+        let stored = self.store.create(&key, stored_form).map_err(|error| match error {
+            StoreError::AlreadyExists => ApiError::already_exists(&def.group, &def.resource, &name),
+            other => store_error(def, &name, other),
+        })?;
+        self.after_write(def);
+        let object = self.to_version(def, (*stored).clone(), version).await?;
+        Ok(Written { object, warnings, created: true })
+    }
+
+    /// Keeps the registry in step with CRD writes, so that a custom resource is served as soon as
+    /// its CRD is stored (the CRD controller then reports it Established).
+    fn after_write(&self, def: &ResourceDef) {
+        if def.group == "apiextensions.k8s.io" && def.kind == "CustomResourceDefinition" {
+            self.refresh_custom_resources();
+        }
+    }
+
+    /// Rebuilds the custom resources of the registry from the stored CRDs.
+    pub fn refresh_custom_resources(&self) {
+        let collection = CollectionKey { group: "apiextensions.k8s.io".into(), resource: "customresourcedefinitions".into(), namespace: None };
+        let (stored, _) = self.store.list(&collection);
+        let crds: Vec<_> = stored
+            .iter()
+            .filter(|crd| !objects::is_deleting(crd))
+            .filter_map(|crd| serde_json::from_value((**crd).clone()).ok())
+            .collect();
+        self.registry.set_custom_resources(&crds);
+    }
+
+    /// PUT: replaces an object (or its `status`) with `body`.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn update(
+        &self,
+        def: &ResourceDef,
+        version: &str,
+        namespace: Option<&str>,
+        name: &str,
+        subresource: Option<&str>,
+        body: Value,
+        options: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        let body = self.check_body_type(def, version, body)?;
+        if objects::name(&body).is_some_and(|n| n != name) {
+            return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
+        }
+        let precondition = objects::resource_version(&body);
+        self.write_existing(def, version, namespace, name, subresource, options, precondition, move |_| Ok(body.clone()))
+            .await
+    }
+
+    /// PATCH: applies `patch_body` of the given type to an object (or its `status`).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn patch(
+        &self,
+        def: &ResourceDef,
+        version: &str,
+        namespace: Option<&str>,
+        name: &str,
+        subresource: Option<&str>,
+        patch_type: PatchType,
+        patch_body: Value,
+        options: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        if patch_type == PatchType::Strategic && merge_keys::kind_patch_meta(&def.group, &def.kind).is_none() {
+            return Err(ApiError::unsupported_media_type(format!(
+                "the body of the request was in an unknown format - accepted media types include: \
+                 application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+            )));
+        }
+        if patch_type == PatchType::Apply {
+            let exists = self.store.get(&Self::key(def, namespace, name)).is_some();
+            if !exists && subresource.is_none() {
+                return self.apply_create(def, version, namespace, name, patch_body, options).await;
+            }
+        }
+        let precondition = match patch_type {
+            PatchType::Merge | PatchType::Strategic => patch_body.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|rv| rv.parse().ok()),
+            _ => None,
+        };
+        let lists = self.list_types(def, version);
+        let manager = options.field_manager.clone();
+        let force = options.force;
+        let now = objects::now_rfc3339();
+        let group = def.group.clone();
+        let kind = def.kind.clone();
+        let resource = def.resource.clone();
+        self.write_existing(def, version, namespace, name, subresource, options, precondition, move |current| {
+            let patched = match patch_type {
+                PatchType::Json => patch::json_patch(current, &patch_body),
+                PatchType::Merge => patch::merge_patch(current, &patch_body),
+                PatchType::Strategic => match merge_keys::kind_patch_meta(&group, &kind) {
+                    Some(meta) => patch::strategic_merge_patch(current, &patch_body, meta),
+                    None => return Err(ApiError::unsupported_media_type("strategic merge patch is not supported")),
+                },
+                PatchType::Apply => {
+                    return apply::apply(Some(current), &patch_body, &manager, force, &*lists, &now).map_err(|error| match error {
+                        apply::ApplyError::Conflicts(conflicts) => {
+                            let pairs: Vec<(String, String)> =
+                                conflicts.into_iter().map(|c| (c.manager, c.field)).collect();
+                            ApiError::apply_conflict(&group, &resource, objects::name(current).unwrap_or_default(), &pairs)
+                        }
+                        apply::ApplyError::Invalid(message) => ApiError::bad_request(message),
+                    });
+                }
+            };
+            patched.map_err(|error| ApiError::bad_request(error.to_string()))
+        })
+        .await
+    }
+
+    async fn apply_create(
+        &self,
+        def: &ResourceDef,
+        version: &str,
+        namespace: Option<&str>,
+        name: &str,
+        config: Value,
+        options: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        let now = objects::now_rfc3339();
+        let mut object = apply::apply(None, &config, &options.field_manager, options.force, &*self.list_types(def, version), &now)
+            .map_err(|error| ApiError::bad_request(error.to_string()))?;
+        objects::set_meta(&mut object, "name", Some(json!(name)));
+        let managed = object.pointer("/metadata/managedFields").cloned();
+        let mut written = self.create(def, version, namespace, object, options).await?;
+        // Creation recorded an Update entry; the applier owns what it applied.
+        if let (Some(managed), false) = (managed, options.dry_run) {
+            let key = Self::key(def, namespace, name);
+            let target = def.storage_version.clone();
+            let stored = self.store.mutate(&key, |current| -> Result<crate::storage::Mutation, ApiError> {
+                let Some(current) = current else { return Ok(crate::storage::Mutation::Keep) };
+                let mut next = current.clone();
+                objects::set_meta(&mut next, "managedFields", Some(managed.clone()));
+                let _ = &target;
+                Ok(crate::storage::Mutation::Put(next))
+            });
+            if let Ok(crate::storage::MutationOutcome::Written(object)) = stored {
+                written.object = self.to_version(def, (*object).clone(), version).await?;
+            }
+        }
+        Ok(written)
+    }
+
+    /// The shared update path: reads the current object (at `version`), computes the new one
+    /// with `change`, runs it through defaulting, admission and validation, and writes it if the
+    /// object did not move meanwhile (retrying a few times when it did and no precondition was
+    /// given, like kube-apiserver's GuaranteedUpdate).
+    #[allow(clippy::too_many_arguments)]
+    async fn write_existing(
+        &self,
+        def: &ResourceDef,
+        version: &str,
+        namespace: Option<&str>,
+        name: &str,
+        subresource: Option<&str>,
+        options: &WriteOptions,
+        precondition: Option<u64>,
+        change: impl Fn(&Value) -> Result<Value, ApiError>,
+    ) -> Result<Written, ApiError> {
+        let key = Self::key(def, namespace, name);
+        let subresource = subresource.filter(|s| !s.is_empty());
+        for _ in 0..CONFLICT_RETRIES {
+            let stored = self.store.get(&key).ok_or_else(|| ApiError::not_found(&def.group, &def.resource, name))?;
+            let stored_rv = objects::resource_version(&stored).unwrap_or(0);
+            if let Some(expected) = precondition {
+                if expected != stored_rv {
+                    return Err(ApiError::conflict(&def.group, &def.resource, name));
+                }
+            }
+            let current = self.to_version(def, (*stored).clone(), version).await?;
+            let proposed = change(&current)?;
+            let mut object = merge_for_update(def, subresource, &current, proposed);
+            let mut warnings = self.normalize(def, version, &mut object, options.field_validation)?;
+            if !def.is_custom() {
+                builtin::prepare_write(def, &mut object);
+            }
+            let now = objects::now_rfc3339();
+            if object.pointer("/metadata/managedFields") == current.pointer("/metadata/managedFields") {
+                object = apply::record_update(Some(&current), &object, &options.field_manager, &*self.list_types(def, version), &now);
+            }
+            let request =
+                self.admission_request(def, version, namespace, name, subresource.unwrap_or_default(), Operation::Update, options.dry_run);
+            warnings.extend(self.admission.mutate(&request, &mut object, Some(&current)).await?.warnings);
+            // Admission may not touch what the subresource does not own.
+            object = merge_for_update(def, subresource, &current, object);
+            if subresource.is_none() && objects::spec_part(&object) != objects::spec_part(&current) {
+                objects::set_meta(&mut object, "generation", Some(json!(objects::generation(&current) + 1)));
+            }
+            self.validate(def, version, &object, Some(&current), subresource)?;
+            warnings.extend(self.admission.validate(&request, Some(&object), Some(&current)).await?.warnings);
+            if options.dry_run {
+                return Ok(Written { object, warnings, created: false });
+            }
+            if object == current {
+                return Ok(Written { object: current, warnings, created: false });
+            }
+            let spec_finalizers_pending = def.group.is_empty()
+                && def.kind == "Namespace"
+                && object.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
+            let finalized = objects::is_deleting(&object)
+                && objects::finalizers(&object).is_empty()
+                && !spec_finalizers_pending
+                && object.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0) == 0;
+            let stored_form = self.to_version(def, object, &def.storage_version).await?;
+            let result = if finalized {
+                self.store.delete(&key, Some(stored_rv)).map(|removed| (removed, true))
+            } else {
+                self.store.update(&key, stored_form, Some(stored_rv)).map(|stored| (stored, false))
+            };
+            match result {
+                Ok((stored, _)) => {
+                    self.after_write(def);
+                    let object = self.to_version(def, (*stored).clone(), version).await?;
+                    return Ok(Written { object, warnings, created: false });
+                }
+                Err(StoreError::Conflict) if precondition.is_none() => continue,
+                Err(StoreError::Conflict) => return Err(ApiError::conflict(&def.group, &def.resource, name)),
+                Err(StoreError::NotFound) => return Err(ApiError::not_found(&def.group, &def.resource, name)),
+                Err(other) => return Err(store_error(def, name, other)),
+            }
+        }
+        Err(ApiError::conflict(&def.group, &def.resource, name))
+    }
+
+    /// DELETE one object.
+    pub async fn delete(
+        &self,
+        def: &ResourceDef,
+        version: &str,
+        namespace: Option<&str>,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<Deleted, ApiError> {
+        let key = Self::key(def, namespace, name);
+        for _ in 0..CONFLICT_RETRIES {
+            let stored = self.store.get(&key).ok_or_else(|| ApiError::not_found(&def.group, &def.resource, name))?;
+            let stored_rv = objects::resource_version(&stored).unwrap_or(0);
+            if let Some(uid) = &options.precondition_uid {
+                if objects::uid(&stored) != Some(uid.as_str()) {
+                    return Err(precondition_failed(def, name, "UID", uid, objects::uid(&stored).unwrap_or_default()));
+                }
+            }
+            if let Some(rv) = &options.precondition_rv {
+                if stored_rv.to_string() != *rv {
+                    return Err(precondition_failed(def, name, "ResourceVersion", rv, &stored_rv.to_string()));
+                }
+            }
+            let current = self.to_version(def, (*stored).clone(), version).await?;
+            let request = self.admission_request(def, version, namespace, name, "", Operation::Delete, options.dry_run);
+            self.admission.validate(&request, None, Some(&current)).await?;
+
+            let plan = plan_deletion(def, &current, options);
+            if options.dry_run {
+                return Ok(match plan {
+                    DeletionPlan::Remove => Deleted::Gone(current),
+                    DeletionPlan::Mark(object) | DeletionPlan::Unchanged(object) => Deleted::Pending(object),
+                });
+            }
+            let result = match plan {
+                DeletionPlan::Unchanged(object) => return Ok(Deleted::Pending(object)),
+                DeletionPlan::Remove => self.store.delete(&key, Some(stored_rv)).map(|removed| (removed, true)),
+                DeletionPlan::Mark(object) => {
+                    let stored_form = self.to_version(def, object, &def.storage_version).await?;
+                    self.store.update(&key, stored_form, Some(stored_rv)).map(|stored| (stored, false))
+                }
+            };
+            match result {
+                Ok((object, gone)) => {
+                    self.after_write(def);
+                    let object = self.to_version(def, (*object).clone(), version).await?;
+                    return Ok(if gone { Deleted::Gone(object) } else { Deleted::Pending(object) });
+                }
+                Err(StoreError::Conflict) => continue,
+                Err(StoreError::NotFound) => return Err(ApiError::not_found(&def.group, &def.resource, name)),
+                Err(other) => return Err(store_error(def, name, other)),
+            }
+        }
+        Err(ApiError::conflict(&def.group, &def.resource, name))
+    }
+
+    /// DELETE a collection: deletes every object the list options select.
+    pub async fn delete_collection(
+        &self,
+        def: &ResourceDef,
+        version: &str,
+        namespace: Option<&str>,
+        list: &ListOptions,
+        options: &DeleteOptions,
+    ) -> Result<Vec<Value>, ApiError> {
+        let (objects, _, _) = self.list(def, version, namespace, list).await?;
+        let mut deleted = Vec::new();
+        for object in objects {
+            let name = objects::name(&object).unwrap_or_default().to_string();
+            let ns = objects::namespace(&object).map(str::to_string);
+            match self.delete(def, version, ns.as_deref(), &name, options).await {
+                Ok(Deleted::Gone(object) | Deleted::Pending(object)) => deleted.push(object),
+                Err(error) if error.code == 404 => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(deleted)
+    }
+
+    /// Rejects a body whose apiVersion/kind disagree with the URL, and fills them in when absent.
+    fn check_body_type(&self, def: &ResourceDef, version: &str, mut body: Value) -> Result<Value, ApiError> {
+        if !body.is_object() {
+            return Err(ApiError::bad_request("the body of the request must be an object"));
+        }
+        let expected_version = def.api_version(version);
+        match body.get("apiVersion").and_then(Value::as_str) {
+            Some(given) if given != expected_version => {
+                return Err(ApiError::bad_request(format!(
+                    "the API version in the data ({given}) does not match the expected API version ({expected_version})"
+                )));
+            }
+            _ => body["apiVersion"] = json!(expected_version),
+        }
+        match body.get("kind").and_then(Value::as_str) {
+            Some(given) if given != def.kind => {
+                return Err(ApiError::bad_request(format!(
+                    "the kind in the data ({given}) does not match the expected kind ({})",
+                    def.kind
+                )));
+            }
+            _ => body["kind"] = json!(def.kind),
+        }
+        Ok(body)
+    }
+
+    /// Drops unknown fields (per `fieldValidation`) and applies schema defaults.
+    fn normalize(&self, def: &ResourceDef, version: &str, object: &mut Value, validation: FieldValidation) -> Result<Vec<String>, ApiError> {
+        kruise_crds::document::drop_null_fields(object);
+        let unknown = if def.is_custom() {
+            let Some(schema_props) = def.schema(version) else { return Ok(Vec::new()) };
+            let unknown = schema::prune(object, schema_props);
+            schema::apply_defaults(object, schema_props);
+            unknown
+        } else {
+            let decoded = builtin::type_check(def, object);
+            if !decoded.errors.is_empty() {
+                let detail = decoded.errors.iter().map(|e| e.detail.clone()).collect::<Vec<_>>().join("; ");
+                return Err(ApiError::bad_request(format!("{} in version \"{version}\" cannot be handled as a {}: {detail}", def.kind, def.kind)));
+            }
+            if let Some(normalized) = decoded.object {
+                *object = normalized;
+            }
+            decoded.unknown
+        };
+        match validation {
+            FieldValidation::Ignore => Ok(Vec::new()),
+            FieldValidation::Warn => Ok(unknown.iter().map(|path| format!("unknown field \"{}\"", path.trim_start_matches('.'))).collect()),
+            FieldValidation::Strict if unknown.is_empty() => Ok(Vec::new()),
+            FieldValidation::Strict => Err(ApiError::bad_request(format!(
+                "{} in version \"{version}\" cannot be handled as a {}: strict decoding error: {}",
+                def.kind,
+                def.kind,
+                unknown.iter().map(|path| format!("unknown field \"{}\"", path.trim_start_matches('.'))).collect::<Vec<_>>().join(", ")
+            ))),
+        }
+    }
+
+    /// Schema or built-in validation; 422 with every field error.
+    fn validate(
+        &self,
+        def: &ResourceDef,
+        version: &str,
+        object: &Value,
+        old: Option<&Value>,
+        subresource: Option<&str>,
+    ) -> Result<(), ApiError> {
+        let name = objects::name(object).unwrap_or_default().to_string();
+        let mut errors: ErrorList = Vec::new();
+        if def.is_custom() {
+            if name.is_empty() && objects::meta_str(object, "generateName").is_none() {
+                errors.push(FieldError::required(&FieldPath::root("metadata").child("name"), "name or generateName is required"));
+            }
+            if let Some(schema_props) = def.schema(version) {
+                errors.extend(schema::validate(object, schema_props));
+            }
+            let meta = serde_json::from_value(object.get("metadata").cloned().unwrap_or(json!({}))).unwrap_or_default();
+            errors.extend(
+                kruise_crds::validation::meta::validate_object_meta(&meta, def.namespaced)
+                    .into_iter()
+                    .filter(|e| e.path.as_str() != "metadata.name" || !name.is_empty()),
+            );
+        } else {
+            errors.extend(builtin::validate(def, object, old, subresource));
+            if def.group == "apiextensions.k8s.io" && def.kind == "CustomResourceDefinition" {
+                match serde_json::from_value(object.clone()) {
+                    Ok(crd) => errors.extend(schema::validate_crd(&crd)),
+                    Err(error) => errors.push(FieldError::invalid(&FieldPath::root("spec"), "", error.to_string())),
+                }
+            }
+        }
+        if let Some(old) = old {
+            for field in ["name", "namespace", "uid", "creationTimestamp"] {
+                if objects::meta_str(old, field) != objects::meta_str(object, field) {
+                    errors.push(FieldError::invalid(
+                        &FieldPath::root("metadata").child(field),
+                        objects::meta_str(object, field).unwrap_or_default(),
+                        "field is immutable",
+                    ));
+                }
+            }
+        }
+        if errors.is_empty() { Ok(()) } else { Err(ApiError::invalid(&def.group, &def.kind, &name, &errors)) }
+    }
+
+    fn check_namespace_accepts(&self, namespace: &str, resource: &str, name: &str) -> Result<(), ApiError> {
+        let key = ObjectKey { group: String::new(), resource: "namespaces".into(), namespace: None, name: namespace.into() };
+        match self.store.get(&key) {
+            None => Err(ApiError::not_found("", "namespaces", namespace)),
+            Some(ns) if objects::is_deleting(&ns) => Err(ApiError::forbidden(
+                "",
+                resource,
+                name,
+                format!("unable to create new content in namespace {namespace} because it is being terminated"),
+            )),
+            Some(_) => Ok(()),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn admission_request<'a>(
+        &self,
+        def: &'a ResourceDef,
+        version: &'a str,
+        namespace: Option<&'a str>,
+        name: &'a str,
+        subresource: &'a str,
+        operation: Operation,
+        dry_run: bool,
+    ) -> AdmissionRequest<'a> {
+        AdmissionRequest {
+            group: &def.group,
+            version,
+            kind: &def.kind,
+            resource: &def.resource,
+            subresource,
+            namespace: if def.namespaced { namespace } else { None },
+            name,
+            operation,
+            dry_run,
+            namespaced: def.namespaced,
+        }
+    }
+
+    /// How lists of this resource are keyed, for server-side apply.
+    fn list_types(&self, def: &ResourceDef, version: &str) -> Box<dyn apply::ListTypes + Send + Sync> {
+        match (merge_keys::kind_patch_meta(&def.group, &def.kind), def.schema(version)) {
+            (Some(meta), _) => Box::new(BuiltinLists(meta)),
+            (None, Some(schema_props)) => Box::new(SchemaLists(schema_props.clone())),
+            (None, None) => Box::new(NoLists),
+        }
+    }
+}
+
+struct BuiltinLists(&'static merge_keys::KindPatchMeta);
+impl apply::ListTypes for BuiltinLists {
+    fn list_strategy(&self, path: &str) -> merge_keys::ListStrategy {
+        self.0.list_strategy(path)
+    }
+}
+
+struct SchemaLists(k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps);
+impl apply::ListTypes for SchemaLists {
+    fn list_strategy(&self, path: &str) -> merge_keys::ListStrategy {
+        match schema::list_type_at(&self.0, path) {
+            Some((list_type, keys)) if list_type == "map" => match keys.first() {
+                Some(key) => merge_keys::ListStrategy::MergeByKey(Box::leak(key.clone().into_boxed_str())),
+                None => merge_keys::ListStrategy::Replace,
+            },
+            Some((list_type, _)) if list_type == "set" => merge_keys::ListStrategy::MergeSet,
+            _ => merge_keys::ListStrategy::Replace,
+        }
+    }
+}
+
+struct NoLists;
+impl apply::ListTypes for NoLists {
+    fn list_strategy(&self, _: &str) -> merge_keys::ListStrategy {
+        merge_keys::ListStrategy::Replace
+    }
+}
+
+/// The object an update proposes, restricted to what the request may change: the main
+/// resource keeps the stored status (when a status subresource exists), the status subresource
+/// keeps everything but status, and server-owned metadata always stays.
+pub fn merge_for_update(def: &ResourceDef, subresource: Option<&str>, current: &Value, proposed: Value) -> Value {
+    let mut object = match subresource {
+        Some("resize") => {
+            // Only container resources (and their resize policies) change through pods/resize.
+            let mut object = current.clone();
+            for list in ["containers", "initContainers"] {
+                let proposed_list = proposed.pointer(&format!("/spec/{list}")).and_then(Value::as_array).cloned().unwrap_or_default();
+                if let Some(containers) = object.pointer_mut(&format!("/spec/{list}")).and_then(Value::as_array_mut) {
+                    for container in containers.iter_mut() {
+                        let name = container.get("name").cloned();
+                        if let Some(new) = proposed_list.iter().find(|c| c.get("name") == name.as_ref()) {
+                            for field in ["resources", "resizePolicy"] {
+                                match new.get(field) {
+                                    Some(value) => container[field] = value.clone(),
+                                    None => {
+                                        container.as_object_mut().map(|c| c.remove(field));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            object
+        }
+        Some("finalize") => {
+            let mut object = current.clone();
+            match proposed.pointer("/spec/finalizers") {
+                Some(finalizers) => object["spec"]["finalizers"] = finalizers.clone(),
+                None => {
+                    if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
+                        spec.remove("finalizers");
+                    }
+                }
+            }
+            object
+        }
+        Some("status") => {
+            let mut object = current.clone();
+            match proposed.get("status") {
+                Some(status) => object["status"] = status.clone(),
+                None => {
+                    object.as_object_mut().map(|o| o.remove("status"));
+                }
+            }
+            object
+        }
+        _ => {
+            let mut object = proposed;
+            if def.has_status() && subresource.is_none() {
+                match current.get("status") {
+                    Some(status) => object["status"] = status.clone(),
+                    None => {
+                        object.as_object_mut().map(|o| o.remove("status"));
+                    }
+                }
+            }
+            object
+        }
+    };
+    for field in [
+        "name",
+        "namespace",
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+        "resourceVersion",
+        "selfLink",
+    ] {
+        let value = current.pointer(&format!("/metadata/{field}")).cloned();
+        objects::set_meta(&mut object, field, value);
+    }
+    for field in ["apiVersion", "kind"] {
+        if let Some(value) = current.get(field) {
+            object[field] = value.clone();
+        }
+    }
+    object
+}
+
+enum DeletionPlan {
+    /// Remove from storage now.
+    Remove,
+    /// Mark as deleting (deletionTimestamp, finalizers) and keep.
+    Mark(Value),
+    /// Already being deleted; nothing to change.
+    Unchanged(Value),
+}
+
+/// What a DELETE does to an object: pods on a node are deleted gracefully (the kubelet
+/// finishes), objects with finalizers (or a Foreground/Orphan propagation, which adds one) are
+/// marked and kept until the finalizers are removed; everything else goes at once.
+fn plan_deletion(def: &ResourceDef, current: &Value, options: &DeleteOptions) -> DeletionPlan {
+    let is_pod = def.group.is_empty() && def.kind == "Pod";
+    let is_namespace = def.group.is_empty() && def.kind == "Namespace";
+    let mut grace = if is_pod {
+        let scheduled = current.pointer("/spec/nodeName").and_then(Value::as_str).is_some_and(|n| !n.is_empty());
+        let terminal = matches!(current.pointer("/status/phase").and_then(Value::as_str), Some("Succeeded" | "Failed"));
+        if !scheduled || terminal {
+            0
+        } else {
+            options
+                .grace_period_seconds
+                .unwrap_or_else(|| current.pointer("/spec/terminationGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(30))
+                .max(0)
+        }
+    } else {
+        0
+    };
+    if options.grace_period_seconds == Some(0) {
+        grace = 0;
+    }
+    let mut finalizers = objects::finalizers(current);
+    match options.propagation_policy.as_deref() {
+        Some("Foreground") if !finalizers.iter().any(|f| f == "foregroundDeletion") => finalizers.push("foregroundDeletion".into()),
+        Some("Orphan") if !finalizers.iter().any(|f| f == "orphan") => finalizers.push("orphan".into()),
+        _ => {}
+    }
+    let namespace_finalizing = is_namespace
+        && current.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
+
+    if objects::is_deleting(current) {
+        let existing = current.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0);
+        if finalizers.is_empty() && !namespace_finalizing && grace == 0 {
+            return DeletionPlan::Remove;
+        }
+        if grace < existing || finalizers != objects::finalizers(current) {
+            let mut object = current.clone();
+            if grace < existing {
+                objects::set_meta(&mut object, "deletionGracePeriodSeconds", Some(json!(grace)));
+                objects::set_meta(&mut object, "deletionTimestamp", Some(json!(timestamp_in(grace))));
+            }
+            objects::set_finalizers(&mut object, &finalizers);
+            return DeletionPlan::Mark(object);
+        }
+        return DeletionPlan::Unchanged(current.clone());
+    }
+    if grace == 0 && finalizers.is_empty() && !namespace_finalizing {
+        return DeletionPlan::Remove;
+    }
+    let mut object = current.clone();
+    objects::set_meta(&mut object, "deletionTimestamp", Some(json!(timestamp_in(grace))));
+    objects::set_meta(&mut object, "deletionGracePeriodSeconds", Some(json!(grace)));
+    objects::set_meta(&mut object, "generation", Some(json!(objects::generation(current) + 1)));
+    objects::set_finalizers(&mut object, &finalizers);
+    if is_namespace {
+        object["status"] = json!({"phase": "Terminating"});
+    }
+    DeletionPlan::Mark(object)
+}
+
+fn timestamp_in(seconds: i64) -> String {
+    let now = k8s_openapi::jiff::Timestamp::now();
+    let later = now.checked_add(k8s_openapi::jiff::SignedDuration::from_secs(seconds)).unwrap_or(now);
+    later.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+fn precondition_failed(def: &ResourceDef, name: &str, what: &str, expected: &str, actual: &str) -> ApiError {
+    let mut error = ApiError::conflict(&def.group, &def.resource, name);
+    error.message = format!(
+        "Precondition failed: {what} in precondition: {expected}, {what} in object meta: {actual}"
+    );
+    error
+}
+
+fn store_error(def: &ResourceDef, name: &str, error: StoreError) -> ApiError {
+    match error {
+        StoreError::AlreadyExists => ApiError::already_exists(&def.group, &def.resource, name),
+        StoreError::NotFound => ApiError::not_found(&def.group, &def.resource, name),
+        StoreError::Conflict => ApiError::conflict(&def.group, &def.resource, name),
+        StoreError::Gone { requested, oldest } => ApiError::gone(format!("too old resource version: {requested} ({oldest})")),
+        other => ApiError::internal(other.to_string()),
+    }
+}

@@ -1,0 +1,526 @@
+//! What kube-apiserver's per-kind strategies do for built-in kinds: type checking against the
+//! Kubernetes types, defaults, status handling on create, and the validation rules our clients
+//! rely on (names, pod specs, immutable pod fields, selector/template agreement).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Pod, PodSpec};
+use kruise_crds::{
+    defaults::pod::default_core_pod_spec,
+    field::{ErrorList, ErrorType, FieldError, FieldPath},
+    validation::{
+        meta::{validate_label_selector, validate_object_meta},
+        pod::validate_pod_spec,
+    },
+};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::objects;
+use crate::registry::ResourceDef;
+
+/// The result of decoding a built-in object into its Kubernetes type.
+pub struct Decoded {
+    /// The object as the type serializes it (unknown fields dropped), when it decoded.
+    pub object: Option<Value>,
+    /// The type error, if the object does not have the shape of its type.
+    pub errors: ErrorList,
+    /// Fields the type does not declare, as `.spec.foo[0].bar`.
+    pub unknown: Vec<String>,
+}
+
+/// Decodes a built-in object into its Kubernetes type: unknown fields are dropped (and
+/// reported, for `fieldValidation`), a wrong shape is an error. Kinds without a Rust type are
+/// passed through unchanged.
+pub fn type_check(def: &ResourceDef, object: &Value) -> Decoded {
+    macro_rules! check {
+        ($($group:literal / $kind:literal => $ty:ty),+ $(,)?) => {
+            match (def.group.as_str(), def.kind.as_str()) {
+                $( ($group, $kind) => decode::<$ty>(object), )+
+                _ => Decoded { object: Some(object.clone()), errors: Vec::new(), unknown: Vec::new() },
+            }
+        };
+    }
+    use k8s_openapi::api::{
+        admissionregistration::v1 as admission, apps::v1 as apps, batch::v1 as batch, coordination::v1 as coordination,
+        core::v1 as core, events::v1 as events, policy::v1 as policy, rbac::v1 as rbac, scheduling::v1 as scheduling,
+        storage::v1 as storage,
+    };
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
+    check! {
+        "" / "Namespace" => core::Namespace,
+        "" / "Node" => core::Node,
+        "" / "Pod" => core::Pod,
+        "" / "ConfigMap" => core::ConfigMap,
+        "" / "Secret" => core::Secret,
+        "" / "Service" => core::Service,
+        "" / "Endpoints" => core::Endpoints,
+        "" / "ServiceAccount" => core::ServiceAccount,
+        "" / "PersistentVolumeClaim" => core::PersistentVolumeClaim,
+        "" / "PersistentVolume" => core::PersistentVolume,
+        "" / "Event" => core::Event,
+        "" / "PodTemplate" => core::PodTemplate,
+        "" / "ResourceQuota" => core::ResourceQuota,
+        "" / "LimitRange" => core::LimitRange,
+        "apps" / "ControllerRevision" => apps::ControllerRevision,
+        "apps" / "Deployment" => apps::Deployment,
+        "apps" / "ReplicaSet" => apps::ReplicaSet,
+        "apps" / "StatefulSet" => apps::StatefulSet,
+        "apps" / "DaemonSet" => apps::DaemonSet,
+        "batch" / "Job" => batch::Job,
+        "batch" / "CronJob" => batch::CronJob,
+        "coordination.k8s.io" / "Lease" => coordination::Lease,
+        "policy" / "PodDisruptionBudget" => policy::PodDisruptionBudget,
+        "events.k8s.io" / "Event" => events::Event,
+        "scheduling.k8s.io" / "PriorityClass" => scheduling::PriorityClass,
+        "storage.k8s.io" / "StorageClass" => storage::StorageClass,
+        "rbac.authorization.k8s.io" / "ClusterRole" => rbac::ClusterRole,
+        "rbac.authorization.k8s.io" / "ClusterRoleBinding" => rbac::ClusterRoleBinding,
+        "rbac.authorization.k8s.io" / "Role" => rbac::Role,
+        "rbac.authorization.k8s.io" / "RoleBinding" => rbac::RoleBinding,
+        "admissionregistration.k8s.io" / "MutatingWebhookConfiguration" => admission::MutatingWebhookConfiguration,
+        "admissionregistration.k8s.io" / "ValidatingWebhookConfiguration" => admission::ValidatingWebhookConfiguration,
+        "apiextensions.k8s.io" / "CustomResourceDefinition" => apiextensions::CustomResourceDefinition,
+    }
+}
+
+fn decode<T: DeserializeOwned + serde::Serialize>(object: &Value) -> Decoded {
+    let mut unknown = Vec::new();
+    let mut record = |path: serde_ignored::Path<'_>| {
+        let text = render_path(&path);
+        if !matches!(text.as_str(), ".apiVersion" | ".kind") {
+            unknown.push(text);
+        }
+    };
+    let result: Result<T, _> = serde_ignored::deserialize(object, &mut record);
+    match result {
+        Ok(typed) => {
+            let mut value = serde_json::to_value(&typed).unwrap_or_else(|_| object.clone());
+            // Typed serialization leaves out apiVersion/kind; keep the caller's.
+            for field in ["apiVersion", "kind"] {
+                if let Some(v) = object.get(field) {
+                    value[field] = v.clone();
+                }
+            }
+            Decoded { object: Some(value), errors: Vec::new(), unknown }
+        }
+        Err(error) => Decoded {
+            object: None,
+            errors: vec![FieldError {
+                kind: ErrorType::TypeInvalid,
+                path: FieldPath::default(),
+                value: None,
+                detail: error.to_string(),
+            }],
+            unknown,
+        },
+    }
+}
+
+/// `.spec.containers[0].foo`, as kube-apiserver names unknown fields.
+fn render_path(path: &serde_ignored::Path<'_>) -> String {
+    match path {
+        serde_ignored::Path::Root => String::new(),
+        serde_ignored::Path::Seq { parent, index } => format!("{}[{index}]", render_path(parent)),
+        serde_ignored::Path::Map { parent, key } => format!("{}.{key}", render_path(parent)),
+        serde_ignored::Path::Some { parent }
+        | serde_ignored::Path::NewtypeStruct { parent }
+        | serde_ignored::Path::NewtypeVariant { parent } => render_path(parent),
+    }
+}
+
+/// Defaults and status set when a built-in object is created (kube-apiserver strategies'
+/// `PrepareForCreate` plus the declarative defaults).
+pub fn prepare_create(def: &ResourceDef, object: &mut Value) {
+    match (def.group.as_str(), def.kind.as_str()) {
+        ("", "Pod") => {
+            default_pod(object);
+            object["status"] = json!({"phase": "Pending", "qosClass": qos_class(object)});
+        }
+        ("", "Namespace") => {
+            default_namespace(object);
+            object["status"] = json!({"phase": "Active"});
+        }
+        ("", "Secret") => {
+            if object.get("type").is_none_or(Value::is_null) {
+                object["type"] = json!("Opaque");
+            }
+        }
+        ("", "Service") => default_service(object),
+        ("", "PersistentVolumeClaim") => {
+            if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
+                spec.entry("volumeMode").or_insert(json!("Filesystem"));
+            }
+            object["status"] = json!({"phase": "Pending"});
+        }
+        ("batch", "Job") => {
+            default_job(object);
+            object.as_object_mut().map(|o| o.remove("status"));
+        }
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
+            default_workload(def, object);
+            object.as_object_mut().map(|o| o.remove("status"));
+        }
+        ("admissionregistration.k8s.io", _) => default_webhooks(object),
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            default_crd(object);
+            object.as_object_mut().map(|o| o.remove("status"));
+        }
+        ("policy", "PodDisruptionBudget") => {
+            object.as_object_mut().map(|o| o.remove("status"));
+        }
+        _ => {}
+    }
+}
+
+/// Defaults applied on every write (creates and updates), as the declarative defaults are.
+pub fn prepare_write(def: &ResourceDef, object: &mut Value) {
+    match (def.group.as_str(), def.kind.as_str()) {
+        ("", "Pod") => default_pod(object),
+        ("", "Namespace") => default_namespace(object),
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => default_workload(def, object),
+        ("admissionregistration.k8s.io", _) => default_webhooks(object),
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => default_crd(object),
+        _ => {}
+    }
+}
+
+fn default_pod(object: &mut Value) {
+    let Ok(mut spec) = serde_json::from_value::<PodSpec>(object.get("spec").cloned().unwrap_or(json!({}))) else {
+        return;
+    };
+    default_core_pod_spec(&mut spec);
+    spec.enable_service_links.get_or_insert(true);
+    spec.priority.get_or_insert(0);
+    // Requests default to limits where only limits are set.
+    for container in spec.containers.iter_mut().chain(spec.init_containers.iter_mut().flatten()) {
+        if let Some(resources) = container.resources.as_mut() {
+            if let Some(limits) = resources.limits.clone() {
+                let requests = resources.requests.get_or_insert_with(BTreeMap::new);
+                for (name, value) in limits {
+                    requests.entry(name).or_insert(value);
+                }
+            }
+        }
+    }
+    if let Ok(value) = serde_json::to_value(&spec) {
+        object["spec"] = value;
+    }
+}
+
+/// The QoS class of a pod from its containers' resources.
+pub fn qos_class(object: &Value) -> &'static str {
+    let Ok(pod) = serde_json::from_value::<Pod>(object.clone()) else { return "BestEffort" };
+    let spec = pod.spec.unwrap_or_default();
+    let containers: Vec<_> = spec.containers.iter().chain(spec.init_containers.iter().flatten()).collect();
+    let mut any = false;
+    let mut guaranteed = true;
+    for container in &containers {
+        let resources = container.resources.clone().unwrap_or_default();
+        let requests = resources.requests.unwrap_or_default();
+        let limits = resources.limits.unwrap_or_default();
+        if !requests.is_empty() || !limits.is_empty() {
+            any = true;
+        }
+        for name in ["cpu", "memory"] {
+            match (requests.get(name), limits.get(name)) {
+                (Some(request), Some(limit)) if request.0 == limit.0 => {}
+                (None, Some(_)) => {}
+                _ => guaranteed = false,
+            }
+        }
+    }
+    match (any, guaranteed) {
+        (false, _) => "BestEffort",
+        (true, true) => "Guaranteed",
+        (true, false) => "Burstable",
+    }
+}
+
+fn default_namespace(object: &mut Value) {
+    if let Some(name) = objects::name(object).map(str::to_string) {
+        let metadata = objects::metadata_mut(object);
+        let labels = metadata.entry("labels").or_insert_with(|| json!({}));
+        if let Some(labels) = labels.as_object_mut() {
+            labels.insert("kubernetes.io/metadata.name".into(), json!(name));
+        }
+    }
+    let spec = object.as_object_mut().map(|o| o.entry("spec").or_insert_with(|| json!({})));
+    if let Some(spec) = spec.and_then(Value::as_object_mut) {
+        spec.entry("finalizers").or_insert_with(|| json!(["kubernetes"]));
+    }
+}
+
+fn default_service(object: &mut Value) {
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
+    spec.entry("type").or_insert(json!("ClusterIP"));
+    spec.entry("sessionAffinity").or_insert(json!("None"));
+    if let Some(ports) = spec.get_mut("ports").and_then(Value::as_array_mut) {
+        for port in ports.iter_mut().filter_map(Value::as_object_mut) {
+            port.entry("protocol").or_insert(json!("TCP"));
+            if let Some(number) = port.get("port").cloned() {
+                port.entry("targetPort").or_insert(number);
+            }
+        }
+    }
+}
+
+fn default_job(object: &mut Value) {
+    let uid = objects::uid(object).unwrap_or_default().to_string();
+    let name = objects::name(object).unwrap_or_default().to_string();
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
+    spec.entry("parallelism").or_insert(json!(1));
+    if !spec.contains_key("completions") && spec.get("parallelism").and_then(Value::as_i64) == Some(1) {
+        spec.insert("completions".into(), json!(1));
+    }
+    spec.entry("backoffLimit").or_insert(json!(6));
+    spec.entry("completionMode").or_insert(json!("NonIndexed"));
+    spec.entry("suspend").or_insert(json!(false));
+    let manual = spec.get("manualSelector").and_then(Value::as_bool).unwrap_or(false);
+    if !manual && !uid.is_empty() {
+        let generated = json!({
+            "batch.kubernetes.io/controller-uid": uid,
+            "batch.kubernetes.io/job-name": name,
+            "controller-uid": uid,
+            "job-name": name,
+        });
+        spec.insert("selector".into(), json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}));
+        let template = spec.entry("template").or_insert_with(|| json!({}));
+        let labels = objects::metadata_mut(template).entry("labels").or_insert_with(|| json!({}));
+        if let (Some(labels), Some(generated)) = (labels.as_object_mut(), generated.as_object()) {
+            for (key, value) in generated {
+                labels.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    if let Some(pod_spec) = spec.get_mut("template").and_then(|t| t.get_mut("spec")) {
+        let mut wrapper = json!({"spec": pod_spec.take()});
+        default_pod(&mut wrapper);
+        *pod_spec = wrapper["spec"].take();
+    }
+}
+
+fn default_workload(def: &ResourceDef, object: &mut Value) {
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
+    if def.kind != "DaemonSet" {
+        spec.entry("replicas").or_insert(json!(1));
+    }
+    spec.entry("revisionHistoryLimit").or_insert(json!(10));
+    match def.kind.as_str() {
+        "Deployment" => {
+            spec.entry("progressDeadlineSeconds").or_insert(json!(600));
+            spec.entry("strategy").or_insert_with(
+                || json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}),
+            );
+        }
+        "StatefulSet" => {
+            spec.entry("podManagementPolicy").or_insert(json!("OrderedReady"));
+            spec.entry("updateStrategy").or_insert_with(|| json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}));
+        }
+        "DaemonSet" => {
+            spec.entry("updateStrategy").or_insert_with(
+                || json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}),
+            );
+        }
+        _ => {}
+    }
+    if let Some(pod_spec) = spec.get_mut("template").and_then(|t| t.get_mut("spec")) {
+        let mut wrapper = json!({"spec": pod_spec.take()});
+        default_pod(&mut wrapper);
+        *pod_spec = wrapper["spec"].take();
+    }
+}
+
+fn default_webhooks(object: &mut Value) {
+    let Some(webhooks) = object.get_mut("webhooks").and_then(Value::as_array_mut) else { return };
+    for webhook in webhooks.iter_mut().filter_map(Value::as_object_mut) {
+        webhook.entry("failurePolicy").or_insert(json!("Fail"));
+        webhook.entry("matchPolicy").or_insert(json!("Equivalent"));
+        webhook.entry("timeoutSeconds").or_insert(json!(10));
+        webhook.entry("namespaceSelector").or_insert(json!({}));
+        webhook.entry("objectSelector").or_insert(json!({}));
+        if webhook.contains_key("reinvocationPolicy") || webhook.get("sideEffects").is_some() {
+            // Validating webhooks have no reinvocationPolicy; mutating ones default it below.
+        }
+        if let Some(rules) = webhook.get_mut("rules").and_then(Value::as_array_mut) {
+            for rule in rules.iter_mut().filter_map(Value::as_object_mut) {
+                rule.entry("scope").or_insert(json!("*"));
+            }
+        }
+    }
+    if objects::meta_str(object, "name").is_some()
+        && object.get("kind").and_then(Value::as_str) == Some("MutatingWebhookConfiguration")
+    {
+        if let Some(webhooks) = object.get_mut("webhooks").and_then(Value::as_array_mut) {
+            for webhook in webhooks.iter_mut().filter_map(Value::as_object_mut) {
+                webhook.entry("reinvocationPolicy").or_insert(json!("Never"));
+            }
+        }
+    }
+}
+
+fn default_crd(object: &mut Value) {
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
+    if let Some(names) = spec.get_mut("names").and_then(Value::as_object_mut) {
+        let kind = names.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+        names.entry("singular").or_insert_with(|| json!(kind.to_lowercase()));
+        names.entry("listKind").or_insert_with(|| json!(format!("{kind}List")));
+    }
+    spec.entry("conversion").or_insert_with(|| json!({"strategy": "None"}));
+}
+
+/// Validation of a built-in object on create (`old` None) or update.
+pub fn validate(def: &ResourceDef, object: &Value, old: Option<&Value>, subresource: Option<&str>) -> ErrorList {
+    let meta = serde_json::from_value(object.get("metadata").cloned().unwrap_or(json!({}))).unwrap_or_default();
+    let mut errors = validate_object_meta(&meta, def.namespaced);
+    if def.kind == "Namespace" || def.kind == "Node" {
+        errors.retain(|e| e.path.as_str() != "metadata.namespace");
+    }
+    match (def.group.as_str(), def.kind.as_str()) {
+        ("", "Pod") => {
+            match serde_json::from_value::<PodSpec>(object.get("spec").cloned().unwrap_or(json!({}))) {
+                Ok(spec) => errors.extend(validate_pod_spec(&spec, &FieldPath::root("spec"), &[])),
+                Err(error) => errors.push(FieldError::invalid(&FieldPath::root("spec"), "", error.to_string())),
+            }
+            // pods/resize may change container resources; other writes keep pods immutable.
+            if let (Some(old), false) = (old, subresource == Some("resize")) {
+                errors.extend(validate_pod_update(old, object));
+            }
+        }
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") | ("batch", "Job") => {
+            errors.extend(validate_workload_selector(object));
+            if let Some(old) = old {
+                let selector_path = FieldPath::root("spec").child("selector");
+                if old.pointer("/spec/selector") != object.pointer("/spec/selector") && def.kind != "Job" {
+                    errors.push(FieldError::invalid(&selector_path, "", "field is immutable"));
+                }
+            }
+        }
+        _ => {}
+    }
+    errors
+}
+
+fn validate_workload_selector(object: &Value) -> ErrorList {
+    let path = FieldPath::root("spec").child("selector");
+    let Some(selector) = object.pointer("/spec/selector") else {
+        return vec![FieldError::required(&path, "")];
+    };
+    let Ok(selector) = serde_json::from_value(selector.clone()) else {
+        return vec![FieldError::invalid(&path, "", "not a label selector")];
+    };
+    let mut errors = validate_label_selector(&selector, &path);
+    if kruise_crds::selector::is_empty(&selector) {
+        errors.push(FieldError::invalid(&path, "{}", "empty selector is invalid for deployment"));
+    } else {
+        let labels = objects::labels(object.pointer("/spec/template").unwrap_or(&Value::Null));
+        if !kruise_crds::selector::matches(&selector, &labels) {
+            errors.push(FieldError::invalid(
+                &FieldPath::root("spec").child("template").child("metadata").child("labels"),
+                format!("{labels:?}"),
+                "`selector` does not match template `labels`",
+            ));
+        }
+    }
+    errors
+}
+
+/// Pods are mostly immutable: beyond metadata, only container and init container images,
+/// `activeDeadlineSeconds`, added tolerations and `terminationGracePeriodSeconds` may change
+/// (resources change through `pods/resize`).
+fn validate_pod_update(old: &Value, new: &Value) -> ErrorList {
+    let mut old_spec = old.get("spec").cloned().unwrap_or(json!({}));
+    let mut new_spec = new.get("spec").cloned().unwrap_or(json!({}));
+    for spec in [&mut old_spec, &mut new_spec] {
+        for list in ["containers", "initContainers"] {
+            if let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) {
+                for container in containers.iter_mut().filter_map(Value::as_object_mut) {
+                    container.remove("image");
+                }
+            }
+        }
+        if let Some(spec) = spec.as_object_mut() {
+            spec.remove("activeDeadlineSeconds");
+            spec.remove("tolerations");
+            spec.remove("terminationGracePeriodSeconds");
+            spec.remove("ephemeralContainers");
+        }
+    }
+    // The scheduler's binding sets nodeName once.
+    if old_spec.get("nodeName").is_none() {
+        if let Some(spec) = new_spec.as_object_mut() {
+            spec.remove("nodeName");
+        }
+    }
+    if old_spec == new_spec {
+        Vec::new()
+    } else {
+        vec![FieldError::forbidden(
+            &FieldPath::root("spec"),
+            "pod updates may not change fields other than `spec.containers[*].image`, \
+             `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to \
+             existing tolerations) or `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was \
+             previously negative)",
+        )]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::Registry;
+
+    fn def(group: &str, kind: &str) -> std::sync::Arc<ResourceDef> {
+        Registry::with_builtins().find_kind(group, kind).unwrap()
+    }
+
+    #[test]
+    fn pods_get_core_defaults_and_pending_status() {
+        let mut pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+        prepare_create(&def("", "Pod"), &mut pod);
+        assert_eq!(pod["status"]["phase"], "Pending");
+        assert_eq!(pod["status"]["qosClass"], "BestEffort");
+        assert_eq!(pod["spec"]["containers"][0]["imagePullPolicy"], "Always", "untagged image means latest");
+        assert_eq!(pod["spec"]["restartPolicy"], "Always");
+        assert_eq!(pod["spec"]["enableServiceLinks"], true);
+    }
+
+    #[test]
+    fn unknown_fields_and_wrong_types_are_reported() {
+        let pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x", "imagePullPolcy": "A"}]}});
+        let decoded = type_check(&def("", "Pod"), &pod);
+        assert!(decoded.errors.is_empty());
+        assert_eq!(decoded.unknown, [".spec.containers[0].imagePullPolcy"]);
+        assert!(decoded.object.unwrap()["spec"]["containers"][0].get("imagePullPolcy").is_none(), "dropped");
+        let bad = json!({"metadata": {"name": "p"}, "spec": {"containers": "nope"}});
+        assert_eq!(type_check(&def("", "Pod"), &bad).errors.len(), 1);
+    }
+
+    #[test]
+    fn pod_updates_may_change_images_only() {
+        let old = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "n", "containers": [{"name": "c", "image": "a:1"}]}});
+        let mut image = old.clone();
+        image["spec"]["containers"][0]["image"] = json!("a:2");
+        assert!(validate_pod_update(&old, &image).is_empty());
+        let mut env = old.clone();
+        env["spec"]["containers"][0]["env"] = json!([{"name": "X", "value": "1"}]);
+        assert_eq!(validate_pod_update(&old, &env).len(), 1);
+    }
+
+    #[test]
+    fn namespaces_get_their_name_label_and_finalizer() {
+        let mut ns = json!({"metadata": {"name": "team-a"}});
+        prepare_create(&def("", "Namespace"), &mut ns);
+        assert_eq!(ns["metadata"]["labels"]["kubernetes.io/metadata.name"], "team-a");
+        assert_eq!(ns["spec"]["finalizers"], json!(["kubernetes"]));
+        assert_eq!(ns["status"]["phase"], "Active");
+    }
+
+    #[test]
+    fn qos_classes() {
+        let pod = |resources: Value| json!({"spec": {"containers": [{"name": "c", "resources": resources}]}});
+        assert_eq!(qos_class(&pod(json!({}))), "BestEffort");
+        assert_eq!(qos_class(&pod(json!({"limits": {"cpu": "1", "memory": "1Gi"}}))), "Guaranteed");
+        assert_eq!(qos_class(&pod(json!({"requests": {"cpu": "1"}}))), "Burstable");
+    }
+}

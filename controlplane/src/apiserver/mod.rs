@@ -1,0 +1,23 @@
+//! The embedded API server: HTTP(S) on loopback, serving built-in kinds and CRDs with
+//! kube-apiserver's semantics, and writing a kubeconfig for clients.
+
+pub mod admission;
+pub mod api;
+pub mod builtin;
+pub mod conversion;
+pub mod discovery;
+pub mod errors;
+pub mod filter;
+pub mod http;
+pub mod objects;
+pub mod openapi;
+pub mod options;
+pub mod request;
+mod server;
+pub mod subresources;
+pub mod table;
+mod tls;
+pub mod watch;
+pub mod webhook_client;
+
+pub use server::{ApiServer, ApiServerConfig, ServerError};

@@ -1,0 +1,1 @@
+//! apply: filled in by its author.

@@ -1,0 +1,1 @@
+//! patch: filled in by its author.

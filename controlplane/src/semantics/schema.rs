@@ -1,0 +1,1 @@
+//! schema: filled in by its author.
