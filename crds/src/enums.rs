@@ -27,6 +27,7 @@ macro_rules! string_enum {
             Unknown(String),
         }
 
+        #[allow(dead_code)]
         impl $name {
             /// Every value this enum knows, in declaration order.
             pub const KNOWN: &'static [&'static str] = &[$($value),+];

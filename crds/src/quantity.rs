@@ -111,13 +111,13 @@ impl Quantity {
         self.nanos < 0
     }
 
-    /// The sum of two quantities.
-    pub fn add(self, other: Self) -> Self {
+    /// The sum of two quantities (saturating).
+    pub fn saturating_add(self, other: Self) -> Self {
         Self { nanos: self.nanos.saturating_add(other.nanos) }
     }
 
-    /// The difference of two quantities.
-    pub fn sub(self, other: Self) -> Self {
+    /// The difference of two quantities (saturating).
+    pub fn saturating_sub(self, other: Self) -> Self {
         Self { nanos: self.nanos.saturating_sub(other.nanos) }
     }
 

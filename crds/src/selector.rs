@@ -8,12 +8,13 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelecto
 /// Whether `labels` satisfy `selector` (an empty selector matches everything, as in Kubernetes;
 /// callers that must reject empty selectors validate that separately).
 pub fn matches(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
-    let labels_ok = selector
-        .match_labels
-        .iter()
-        .flatten()
-        .all(|(key, value)| labels.get(key) == Some(value));
-    labels_ok && selector.match_expressions.iter().flatten().all(|requirement| requirement_matches(requirement, labels))
+    let labels_ok = selector.match_labels.iter().flatten().all(|(key, value)| labels.get(key) == Some(value));
+    labels_ok
+        && selector
+            .match_expressions
+            .iter()
+            .flatten()
+            .all(|requirement| requirement_matches(requirement, labels))
 }
 
 fn requirement_matches(requirement: &LabelSelectorRequirement, labels: &BTreeMap<String, String>) -> bool {
@@ -101,7 +102,10 @@ mod tests {
     fn selector_strings_are_sorted_by_key() {
         let selector = LabelSelector {
             match_labels: Some(labels(&[("b", "2"), ("a", "1")])),
-            match_expressions: Some(vec![requirement("c", "In", &["y", "x"]), requirement("d", "DoesNotExist", &[])]),
+            match_expressions: Some(vec![
+                requirement("c", "In", &["y", "x"]),
+                requirement("d", "DoesNotExist", &[]),
+            ]),
         };
         assert_eq!(to_selector_string(&selector), "a=1,b=2,c in (x,y),!d");
     }

@@ -1,6 +1,7 @@
 //! v1alpha1 <-> v1beta1 conversion: round trips of fully populated objects of every kind with
 //! both versions, and the upstream conversion cases (SCENARIOS.md section 5,
 //! `apis/apps/v1alpha1/conversion_test.go` and siblings) as our own tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 mod support;
 

@@ -3,6 +3,7 @@
 //! populated objects, the upstream conversion cases (SCENARIOS.md section 5) as our own tests,
 //! and serde round trips of every root type, including the v1alpha1-only EphemeralJob,
 //! PodProbeMarker and NodePodProbe.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 mod support;
 

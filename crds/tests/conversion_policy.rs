@@ -1,6 +1,7 @@
 //! v1alpha1 <-> v1beta1 conversion of ResourceDistribution, WorkloadSpread, PersistentPodState
 //! and PodUnavailableBudget: round trips of fully populated objects, the upstream conversion
 //! cases (SCENARIOS.md section 5) as our own tests, and serde round trips of every root type.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 mod support;
 

@@ -2,6 +2,7 @@
 //! DaemonSet, SidecarSet, UnitedDeployment): round trips of fully populated objects, the
 //! upstream conversion cases (SCENARIOS.md section 5) as our own tests, and serde round trips
 //! of every root type.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! The CRD manifests `kruise crds` prints: structural schemas, a golden file of our own output,
 //! and a point-by-point comparison with the upstream CRDs (skipped when `../shared` is absent).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -39,7 +40,9 @@ fn structural_problems(schema: &JSONSchemaProps, path: &str, problems: &mut Vec<
     if schema.ref_path.is_some() {
         problems.push(format!("{path}: $ref"));
     }
-    if schema.properties.is_some() && matches!(schema.additional_properties, Some(JSONSchemaPropsOrBool::Schema(_))) {
+    if schema.properties.is_some()
+        && matches!(schema.additional_properties, Some(JSONSchemaPropsOrBool::Schema(_)))
+    {
         problems.push(format!("{path}: both properties and additionalProperties"));
     }
     if schema.unique_items == Some(true) {
@@ -106,7 +109,8 @@ fn output_matches_the_golden_file() {
 /// Kinds whose upstream deployment patches in the conversion webhook
 /// (`config/crd/kustomization.yaml`), read from the upstream kustomization.
 fn upstream_webhook_converted(shared: &std::path::Path) -> BTreeSet<String> {
-    let text = std::fs::read_to_string(shared.join("samples/deploy-config/crd-kustomization.yaml")).unwrap_or_default();
+    let text = std::fs::read_to_string(shared.join("samples/deploy-config/crd-kustomization.yaml"))
+        .unwrap_or_default();
     text.lines()
         .filter_map(|line| line.trim().strip_prefix("- patches/webhook_in_"))
         .filter_map(|rest| rest.strip_suffix(".yaml"))
@@ -115,6 +119,9 @@ fn upstream_webhook_converted(shared: &std::path::Path) -> BTreeSet<String> {
 }
 
 fn field_paths(schema: &JSONSchemaProps, path: &str, out: &mut BTreeSet<String>) {
+    for name in schema.required.iter().flatten() {
+        out.insert(format!("{path}.{name} required"));
+    }
     for (name, child) in schema.properties.iter().flatten() {
         let child_path = format!("{path}.{name}");
         out.insert(child_path.clone());
@@ -170,7 +177,11 @@ fn crds_match_upstream_point_by_point() {
         let our_strategy = m.conversion.as_ref().map(|c| c.strategy.clone()).unwrap_or_else(|| "None".into());
         check("conversion strategy", expected_strategy.into(), our_strategy);
         let versions = |crd: &CustomResourceDefinition| {
-            crd.spec.versions.iter().map(|v| format!("{}(served={},storage={})", v.name, v.served, v.storage)).collect::<Vec<_>>()
+            crd.spec
+                .versions
+                .iter()
+                .map(|v| format!("{}(served={},storage={})", v.name, v.served, v.storage))
+                .collect::<Vec<_>>()
         };
         check("versions", format!("{:?}", versions(&upstream)), format!("{:?}", versions(mine)));
         for uv in &u.versions {
@@ -182,7 +193,11 @@ fn crds_match_upstream_point_by_point() {
                     .map(|c| format!("{}:{}:{}:{}", c.name, c.type_, c.json_path, c.priority.unwrap_or(0)))
                     .collect::<Vec<_>>()
             };
-            check(&format!("{} printer columns", uv.name), format!("{:?}", columns(uv)), format!("{:?}", columns(mv)));
+            check(
+                &format!("{} printer columns", uv.name),
+                format!("{:?}", columns(uv)),
+                format!("{:?}", columns(mv)),
+            );
             let status = |v: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionVersion| {
                 v.subresources.as_ref().is_some_and(|s| s.status.is_some())
             };
@@ -192,7 +207,11 @@ fn crds_match_upstream_point_by_point() {
                     format!("{}|{}|{:?}", s.spec_replicas_path, s.status_replicas_path, s.label_selector_path)
                 })
             };
-            check(&format!("{} scale subresource", uv.name), format!("{:?}", scale(uv)), format!("{:?}", scale(mv)));
+            check(
+                &format!("{} scale subresource", uv.name),
+                format!("{:?}", scale(uv)),
+                format!("{:?}", scale(mv)),
+            );
 
             // Every field upstream declares exists in our schema too.
             let schema = |v: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionVersion| {
@@ -205,8 +224,11 @@ fn crds_match_upstream_point_by_point() {
             for missing in upstream_fields.difference(&our_fields) {
                 check(&format!("{} field {missing}", uv.name), "present".into(), "missing".into());
             }
-            // Defaults the API server applies must be exactly upstream's.
-            for extra in our_fields.difference(&upstream_fields).filter(|path| path.contains(" default=")) {
+            // Defaults the API server applies, and fields it requires, must be exactly upstream's.
+            for extra in our_fields
+                .difference(&upstream_fields)
+                .filter(|path| path.contains(" default=") || path.ends_with(" required"))
+            {
                 check(&format!("{} {extra}", uv.name), "absent".into(), "present".into());
             }
         }
@@ -215,5 +237,10 @@ fn crds_match_upstream_point_by_point() {
         differences.push(format!("{name}: not an upstream CRD"));
     }
     eprintln!("compared {} CRDs and {upstream_paths_checked} upstream field paths", seen.len());
-    assert!(differences.is_empty(), "{} difference(s) from upstream:\n{}", differences.len(), differences.join("\n"));
+    assert!(
+        differences.is_empty(),
+        "{} difference(s) from upstream:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
 }

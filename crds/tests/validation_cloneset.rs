@@ -1,6 +1,7 @@
 //! CloneSet validation, one case per rule of INVENTORY d.2 (upstream
 //! `pkg/webhook/cloneset/validating/validation.go`): each case changes one thing in a valid
 //! CloneSet and names the field the error must point at.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 use kruise_crds::{
     apps::{v1alpha1, v1beta1},
@@ -64,7 +65,11 @@ fn the_base_objects_are_valid() {
 fn each_v1beta1_rule_names_its_field() {
     let ru = "spec.updateStrategy.rollingUpdate";
     let cases: Vec<(&str, Value, Vec<String>)> = vec![
-        ("name must be a DNS subdomain", json!({"metadata": {"name": "Web_1"}}), vec!["metadata.name".into()]),
+        (
+            "name must be a DNS subdomain",
+            json!({"metadata": {"name": "Web_1"}}),
+            vec!["metadata.name".into()],
+        ),
         ("replicas non-negative", json!({"spec": {"replicas": -1}}), vec!["spec.replicas".into()]),
         ("selector required", json!({"spec": {"selector": null}}), vec!["spec.selector".into()]),
         (
@@ -72,7 +77,11 @@ fn each_v1beta1_rule_names_its_field() {
             json!({"spec": {"selector": {"matchExpressions": [{"key": "app", "operator": "Is", "values": ["web"]}]}}}),
             vec!["spec.selector.matchExpressions[0].operator".into(), "spec.template.metadata.labels".into()],
         ),
-        ("selector non-empty", json!({"spec": {"selector": {"matchLabels": null}}}), vec!["spec.selector".into()]),
+        (
+            "selector non-empty",
+            json!({"spec": {"selector": {"matchLabels": null}}}),
+            vec!["spec.selector".into()],
+        ),
         (
             "selector matches template",
             json!({"spec": {"selector": {"matchLabels": {"app": "api"}}}}),
@@ -98,7 +107,11 @@ fn each_v1beta1_rule_names_its_field() {
             json!({"spec": {"scaleStrategy": {"podsToDelete": ["a", "a"]}}}),
             vec!["spec.scaleStrategy.podsToDelete".into()],
         ),
-        ("type enum", json!({"spec": {"updateStrategy": {"type": "Rolling"}}}), vec!["spec.updateStrategy.type".into()]),
+        (
+            "type enum",
+            json!({"spec": {"updateStrategy": {"type": "Rolling"}}}),
+            vec!["spec.updateStrategy.type".into()],
+        ),
         (
             "podUpdatePolicy enum",
             json!({"spec": {"updateStrategy": {"rollingUpdate": {"podUpdatePolicy": "Hot"}}}}),
@@ -198,7 +211,11 @@ fn each_v1beta1_rule_names_its_field() {
 #[test]
 fn each_v1alpha1_only_rule_names_its_field() {
     let cases: Vec<(&str, Value, Vec<&str>)> = vec![
-        ("type enum", json!({"spec": {"updateStrategy": {"type": "RollingUpdate"}}}), vec!["spec.updateStrategy.type"]),
+        (
+            "type enum",
+            json!({"spec": {"updateStrategy": {"type": "RollingUpdate"}}}),
+            vec!["spec.updateStrategy.type"],
+        ),
         (
             "partition at the flat path",
             json!({"spec": {"updateStrategy": {"partition": "x%"}}}),
@@ -235,7 +252,11 @@ fn updates_keep_the_selector_and_in_place_only_allows_image_changes_only() {
 
     let mut env_change = old.clone();
     env_change.spec.template.spec.as_mut().unwrap().containers[0].env =
-        Some(vec![k8s_openapi::api::core::v1::EnvVar { name: "A".into(), value: Some("1".into()), ..Default::default() }]);
+        Some(vec![k8s_openapi::api::core::v1::EnvVar {
+            name: "A".into(),
+            value: Some("1".into()),
+            ..Default::default()
+        }]);
     let errors = validate_cloneset_v1beta1(&env_change, Some(&old));
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].to_string().contains("only allowed to update images"), "{}", errors[0]);

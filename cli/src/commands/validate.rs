@@ -40,7 +40,8 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
             continue;
         }
         for file in expand(Path::new(input))? {
-            let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+            let text =
+                std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
             check_text(&file.display().to_string(), &text, &mut tally);
         }
     }
@@ -62,7 +63,8 @@ fn expand(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
             let entry_path = entry?.path();
             if entry_path.is_dir() {
                 pending.push(entry_path);
-            } else if matches!(entry_path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json")) {
+            } else if matches!(entry_path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml" | "json"))
+            {
                 files.push(entry_path);
             }
         }

@@ -36,7 +36,9 @@ pub fn default_cloneset_v1beta1(cloneset: &mut v1beta1::CloneSet, inject_templat
             rolling.in_place_update_strategy.get_or_insert_with(Default::default);
         }
         rolling.partition.get_or_insert(IntOrString::Int(0));
-        rolling.max_unavailable.get_or_insert_with(|| IntOrString::String(DEFAULT_CLONESET_MAX_UNAVAILABLE.into()));
+        rolling
+            .max_unavailable
+            .get_or_insert_with(|| IntOrString::String(DEFAULT_CLONESET_MAX_UNAVAILABLE.into()));
         rolling.max_surge.get_or_insert(IntOrString::Int(0));
     }
 }
@@ -59,7 +61,9 @@ pub fn default_cloneset_v1alpha1(cloneset: &mut v1alpha1::CloneSet, inject_templ
         _ => {}
     }
     strategy.partition.get_or_insert(IntOrString::Int(0));
-    strategy.max_unavailable.get_or_insert_with(|| IntOrString::String(DEFAULT_CLONESET_MAX_UNAVAILABLE.into()));
+    strategy
+        .max_unavailable
+        .get_or_insert_with(|| IntOrString::String(DEFAULT_CLONESET_MAX_UNAVAILABLE.into()));
     strategy.max_surge.get_or_insert(IntOrString::Int(0));
 }
 

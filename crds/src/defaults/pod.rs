@@ -7,8 +7,8 @@
 //! API server stores.
 
 use k8s_openapi::api::core::v1::{
-    Container, EnvVar, HTTPGetAction, LifecycleHandler, PersistentVolumeClaim, PodSpec,
-    PodSecurityContext, Probe, Volume, VolumeProjection,
+    Container, EnvVar, HTTPGetAction, LifecycleHandler, PersistentVolumeClaim, PodSecurityContext, PodSpec,
+    Probe, Volume, VolumeProjection,
 };
 
 /// Default file mode of secret, configmap, downward API and projected volumes (0644).
@@ -46,9 +46,10 @@ pub fn default_core_pod_spec(spec: &mut PodSpec) {
             port.protocol.get_or_insert_with(|| "TCP".into());
         }
         default_env(ephemeral.env.as_mut());
-        for probe in [&mut ephemeral.liveness_probe, &mut ephemeral.readiness_probe, &mut ephemeral.startup_probe]
-            .into_iter()
-            .flatten()
+        for probe in
+            [&mut ephemeral.liveness_probe, &mut ephemeral.readiness_probe, &mut ephemeral.startup_probe]
+                .into_iter()
+                .flatten()
         {
             default_probe(probe);
         }
@@ -247,7 +248,10 @@ mod tests {
         default_pod_spec(&mut spec);
         let ephemeral = &spec.ephemeral_containers.unwrap()[0];
         assert_eq!(ephemeral.ports.as_ref().unwrap()[0].protocol.as_deref(), Some("TCP"));
-        assert_eq!(spec.init_containers.unwrap()[0].ports.as_ref().unwrap()[0].protocol.as_deref(), Some("TCP"));
+        assert_eq!(
+            spec.init_containers.unwrap()[0].ports.as_ref().unwrap()[0].protocol.as_deref(),
+            Some("TCP")
+        );
     }
 
     #[test]

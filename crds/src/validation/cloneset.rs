@@ -61,7 +61,10 @@ pub fn validate_cloneset_v1beta1(cloneset: &v1beta1::CloneSet, old: Option<&v1be
         if let Some(priority) = &rolling.priority_strategy {
             errors.extend(validate_priority_strategy(priority, &rolling_path.child("priorityStrategy")));
         }
-        errors.extend(validate_scatter_strategy(&rolling.scatter_strategy, &rolling_path.child("scatterStrategy")));
+        errors.extend(validate_scatter_strategy(
+            &rolling.scatter_strategy,
+            &rolling_path.child("scatterStrategy"),
+        ));
         if let Some(in_place) = &rolling.in_place_update_strategy {
             errors.extend(validate_in_place_strategy(in_place, &rolling_path.child("inPlaceUpdateStrategy")));
         }
@@ -83,7 +86,10 @@ pub fn validate_cloneset_v1beta1(cloneset: &v1beta1::CloneSet, old: Option<&v1be
 }
 
 /// Validates a v1alpha1 CloneSet; with `old`, also the rules of an update.
-pub fn validate_cloneset_v1alpha1(cloneset: &v1alpha1::CloneSet, old: Option<&v1alpha1::CloneSet>) -> ErrorList {
+pub fn validate_cloneset_v1alpha1(
+    cloneset: &v1alpha1::CloneSet,
+    old: Option<&v1alpha1::CloneSet>,
+) -> ErrorList {
     let spec = &cloneset.spec;
     let path = FieldPath::root("spec");
     let mut errors = validate_object_meta(&cloneset.metadata, true);
@@ -124,7 +130,10 @@ pub fn validate_cloneset_v1alpha1(cloneset: &v1alpha1::CloneSet, old: Option<&v1
     if let Some(priority) = &strategy.priority_strategy {
         errors.extend(validate_priority_strategy(priority, &strategy_path.child("priorityStrategy")));
     }
-    errors.extend(validate_scatter_strategy(&strategy.scatter_strategy, &strategy_path.child("scatterStrategy")));
+    errors.extend(validate_scatter_strategy(
+        &strategy.scatter_strategy,
+        &strategy_path.child("scatterStrategy"),
+    ));
     if let Some(in_place) = &strategy.in_place_update_strategy {
         errors.extend(validate_in_place_strategy(in_place, &strategy_path.child("inPlaceUpdateStrategy")));
     }
@@ -132,7 +141,11 @@ pub fn validate_cloneset_v1alpha1(cloneset: &v1alpha1::CloneSet, old: Option<&v1
         let deadline_path = path.child("progressDeadlineSeconds");
         errors.extend(validate_non_negative(deadline.into(), &deadline_path));
         if deadline != i32::MAX && deadline <= spec.min_ready_seconds {
-            errors.push(FieldError::invalid(&deadline_path, deadline, "must be greater than minReadySeconds"));
+            errors.push(FieldError::invalid(
+                &deadline_path,
+                deadline,
+                "must be greater than minReadySeconds",
+            ));
         }
     }
     if let Some(old) = old {
@@ -245,14 +258,18 @@ fn validate_in_place_strategy(strategy: &InPlaceUpdateStrategy, path: &FieldPath
                     shown,
                     format!("imagePreDownloadParallelism must be a valid integer: {error}"),
                 )),
-                Ok(value) if value < 0 => {
-                    errors.push(FieldError::invalid(&field, shown, "imagePreDownloadParallelism must be non-negative"))
-                }
+                Ok(value) if value < 0 => errors.push(FieldError::invalid(
+                    &field,
+                    shown,
+                    "imagePreDownloadParallelism must be non-negative",
+                )),
                 Ok(_) => {}
             },
-            IntOrString::Int(value) if *value < 0 => {
-                errors.push(FieldError::invalid(&field, shown, "imagePreDownloadParallelism must be non-negative"))
-            }
+            IntOrString::Int(value) if *value < 0 => errors.push(FieldError::invalid(
+                &field,
+                shown,
+                "imagePreDownloadParallelism must be non-negative",
+            )),
             IntOrString::Int(_) => {}
         }
     }
@@ -260,7 +277,10 @@ fn validate_in_place_strategy(strategy: &InPlaceUpdateStrategy, path: &FieldPath
         errors.extend(validate_non_negative(timeout.into(), &path.child("imagePreDownloadTimeoutSeconds")));
     }
     if let Some(min_ready) = strategy.image_pre_download_min_updated_ready_pods {
-        errors.extend(validate_non_negative(min_ready.into(), &path.child("imagePreDownloadMinUpdatedReadyPods")));
+        errors.extend(validate_non_negative(
+            min_ready.into(),
+            &path.child("imagePreDownloadMinUpdatedReadyPods"),
+        ));
     }
     errors
 }
@@ -283,13 +303,11 @@ fn validate_update(
              'revisionHistoryLimit' are forbidden",
         ));
     }
-    if in_place_only {
-        if let Some((operation, path)) = first_non_image_change(old_template, new_template) {
-            errors.push(FieldError::forbidden(
-                &FieldPath::root("spec"),
-                format!("only allowed to update images in spec for InPlaceOnly, but found {operation} {path}"),
-            ));
-        }
+    if in_place_only && let Some((operation, path)) = first_non_image_change(old_template, new_template) {
+        errors.push(FieldError::forbidden(
+            &FieldPath::root("spec"),
+            format!("only allowed to update images in spec for InPlaceOnly, but found {operation} {path}"),
+        ));
     }
     errors
 }

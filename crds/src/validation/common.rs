@@ -3,10 +3,7 @@
 
 use k8s_openapi::{api::core::v1::PodTemplateSpec, apimachinery::pkg::apis::meta::v1::LabelSelector};
 
-use super::{
-    meta::validate_label_selector,
-    pod::validate_pod_template,
-};
+use super::{meta::validate_label_selector, pod::validate_pod_template};
 use crate::{
     common::{UpdatePriorityStrategy, UpdateScatterStrategy},
     field::{ErrorList, FieldError, FieldPath},
@@ -30,7 +27,11 @@ pub fn validate_selector_and_template(
         Some(value) => {
             errors.extend(validate_label_selector(value, &selector_path));
             if selector::is_empty(value) {
-                errors.push(FieldError::invalid(&selector_path, "{}", format!("empty selector is invalid for {kind}")));
+                errors.push(FieldError::invalid(
+                    &selector_path,
+                    "{}",
+                    format!("empty selector is invalid for {kind}"),
+                ));
             } else {
                 let labels = template.metadata.as_ref().and_then(|m| m.labels.clone()).unwrap_or_default();
                 if !selector::matches(value, &labels) {
@@ -57,7 +58,11 @@ pub fn validate_priority_strategy(strategy: &UpdatePriorityStrategy, path: &Fiel
     for (index, term) in strategy.weight_priority.iter().enumerate() {
         let item = path.child("weightPriority").index(index);
         if !(0..=100).contains(&term.weight) {
-            errors.push(FieldError::invalid(&item.child("weight"), term.weight, "weight must be in the range 0-100"));
+            errors.push(FieldError::invalid(
+                &item.child("weight"),
+                term.weight,
+                "weight must be in the range 0-100",
+            ));
         }
         if selector::is_empty(&term.match_selector) {
             errors.push(FieldError::required(&item.child("matchSelector"), "selector can not be empty"));

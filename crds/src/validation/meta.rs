@@ -14,7 +14,8 @@ use crate::{
 };
 
 #[allow(clippy::unwrap_used)] // constant pattern
-static DNS1123_LABEL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$").unwrap());
+static DNS1123_LABEL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$").unwrap());
 #[allow(clippy::unwrap_used)] // constant pattern
 static DNS1123_SUBDOMAIN: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$").unwrap()
@@ -68,7 +69,8 @@ pub fn qualified_name_problems(value: &str) -> Vec<String> {
         if prefix.is_empty() {
             problems.push("prefix part must be non-empty".to_string());
         } else {
-            problems.extend(dns1123_subdomain_problems(prefix).into_iter().map(|p| format!("prefix part {p}")));
+            problems
+                .extend(dns1123_subdomain_problems(prefix).into_iter().map(|p| format!("prefix part {p}")));
         }
     }
     if name.is_empty() {
@@ -212,7 +214,9 @@ pub fn validate_label_selector(selector: &LabelSelector, path: &FieldPath) -> Er
 pub fn validate_int_or_percent(value: &IntOrString, path: &FieldPath) -> ErrorList {
     let display = crate::intstr::display(value);
     match parse_int_or_percent(value) {
-        Err(error) => vec![FieldError::invalid(path, display, format!("must be an integer or percentage: {error}"))],
+        Err(error) => {
+            vec![FieldError::invalid(path, display, format!("must be an integer or percentage: {error}"))]
+        }
         Ok(crate::intstr::IntOrPercent::Int(count)) if count < 0 => {
             vec![FieldError::invalid(path, display, "must be greater than or equal to 0")]
         }
@@ -275,10 +279,11 @@ mod tests {
                 },
             ]),
         };
-        let paths: Vec<String> = validate_label_selector(&selector, &FieldPath::root("spec").child("selector"))
-            .iter()
-            .map(|e| e.path.to_string())
-            .collect();
+        let paths: Vec<String> =
+            validate_label_selector(&selector, &FieldPath::root("spec").child("selector"))
+                .iter()
+                .map(|e| e.path.to_string())
+                .collect();
         assert_eq!(
             paths,
             [

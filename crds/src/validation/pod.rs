@@ -3,7 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{Container, EnvVar, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, Volume};
+use k8s_openapi::api::core::v1::{
+    Container, EnvVar, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, Volume,
+};
 
 use super::meta::{
     dns1123_label_problems, is_env_var_name, qualified_name_problems, validate_annotations, validate_labels,
@@ -15,7 +17,11 @@ use crate::{
 
 /// Validates a pod template. `claim_volumes` names volumes that will exist in every pod without
 /// being in the template (a workload's volumeClaimTemplates).
-pub fn validate_pod_template(template: &PodTemplateSpec, path: &FieldPath, claim_volumes: &[String]) -> ErrorList {
+pub fn validate_pod_template(
+    template: &PodTemplateSpec,
+    path: &FieldPath,
+    claim_volumes: &[String],
+) -> ErrorList {
     let mut errors = ErrorList::new();
     let meta_path = path.child("metadata");
     if let Some(meta) = &template.metadata {
@@ -46,7 +52,12 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &FieldPath, claim_volumes: &[Stri
         errors.push(FieldError::required(&path.child("containers"), ""));
     }
     let mut container_names = BTreeSet::new();
-    let init = spec.init_containers.iter().flatten().enumerate().map(|(i, c)| (path.child("initContainers").index(i), c));
+    let init = spec
+        .init_containers
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, c)| (path.child("initContainers").index(i), c));
     let main = spec.containers.iter().enumerate().map(|(i, c)| (path.child("containers").index(i), c));
     for (item, container) in init.chain(main) {
         if !container.name.is_empty() && !container_names.insert(container.name.clone()) {
@@ -74,7 +85,11 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &FieldPath, claim_volumes: &[Stri
         ));
     }
     if let Some(seconds) = spec.active_deadline_seconds.filter(|s| *s <= 0) {
-        errors.push(FieldError::invalid(&path.child("activeDeadlineSeconds"), seconds, "must be greater than 0"));
+        errors.push(FieldError::invalid(
+            &path.child("activeDeadlineSeconds"),
+            seconds,
+            "must be greater than 0",
+        ));
     }
     errors.extend(validate_labels(spec.node_selector.as_ref(), &path.child("nodeSelector")));
     for (index, toleration) in spec.tolerations.iter().flatten().enumerate() {
@@ -90,7 +105,12 @@ pub fn validate_pod_spec(spec: &PodSpec, path: &FieldPath, claim_volumes: &[Stri
             }
         }
         if let Some(effect) = toleration.effect.as_deref().filter(|e| !e.is_empty()) {
-            check_enum(&mut errors, &item.child("effect"), effect, &["NoSchedule", "PreferNoSchedule", "NoExecute"]);
+            check_enum(
+                &mut errors,
+                &item.child("effect"),
+                effect,
+                &["NoSchedule", "PreferNoSchedule", "NoExecute"],
+            );
         }
     }
     errors
@@ -157,7 +177,11 @@ fn validate_container(container: &Container, path: &FieldPath, volumes: &BTreeSe
             ));
         }
         if let Some(host_port) = port.host_port.filter(|p| !(0..=65535).contains(p)) {
-            errors.push(FieldError::invalid(&item.child("hostPort"), host_port, "must be between 0 and 65535, inclusive"));
+            errors.push(FieldError::invalid(
+                &item.child("hostPort"),
+                host_port,
+                "must be between 0 and 65535, inclusive",
+            ));
         }
         if let Some(protocol) = &port.protocol {
             check_enum(&mut errors, &item.child("protocol"), protocol, &["TCP", "UDP", "SCTP"]);
@@ -192,7 +216,11 @@ fn validate_container(container: &Container, path: &FieldPath, volumes: &BTreeSe
         if mount.mount_path.is_empty() {
             errors.push(FieldError::required(&item.child("mountPath"), ""));
         } else if !mount_paths.insert(mount.mount_path.clone()) {
-            errors.push(FieldError::invalid(&item.child("mountPath"), quoted(&mount.mount_path), "must be unique"));
+            errors.push(FieldError::invalid(
+                &item.child("mountPath"),
+                quoted(&mount.mount_path),
+                "must be unique",
+            ));
         }
     }
 
@@ -264,9 +292,11 @@ pub fn validate_resources(resources: &ResourceRequirements, path: &FieldPath) ->
                 errors.push(FieldError::invalid(&item, quoted(name), problem));
             }
             match Quantity::parse(&quantity.0) {
-                Ok(value) if value.is_negative() => {
-                    errors.push(FieldError::invalid(&item, quoted(&quantity.0), "must be greater than or equal to 0"))
-                }
+                Ok(value) if value.is_negative() => errors.push(FieldError::invalid(
+                    &item,
+                    quoted(&quantity.0),
+                    "must be greater than or equal to 0",
+                )),
                 Ok(value) => {
                     parsed.insert((kind, name.as_str()), value);
                 }
@@ -278,14 +308,14 @@ pub fn validate_resources(resources: &ResourceRequirements, path: &FieldPath) ->
         if *kind != "requests" {
             continue;
         }
-        if let Some(limit) = parsed.get(&("limits", name)) {
-            if request > limit {
-                errors.push(FieldError::invalid(
-                    &path.child("requests").key(name),
-                    quoted(&request.to_string()),
-                    format!("must be less than or equal to {name} limit of {limit}"),
-                ));
-            }
+        if let Some(limit) = parsed.get(&("limits", name))
+            && request > limit
+        {
+            errors.push(FieldError::invalid(
+                &path.child("requests").key(name),
+                quoted(&request.to_string()),
+                format!("must be less than or equal to {name} limit of {limit}"),
+            ));
         }
     }
     errors
@@ -304,10 +334,11 @@ fn validate_probe(probe: &Probe, path: &FieldPath) -> ErrorList {
             errors.push(FieldError::invalid(&path.child(name), value, "must be greater than or equal to 0"));
         }
     }
-    let handlers = [probe.exec.is_some(), probe.http_get.is_some(), probe.tcp_socket.is_some(), probe.grpc.is_some()]
-        .into_iter()
-        .filter(|set| *set)
-        .count();
+    let handlers =
+        [probe.exec.is_some(), probe.http_get.is_some(), probe.tcp_socket.is_some(), probe.grpc.is_some()]
+            .into_iter()
+            .filter(|set| *set)
+            .count();
     if handlers == 0 {
         errors.push(FieldError::required(path, "must specify a handler type"));
     } else if handlers > 1 {
@@ -353,7 +384,8 @@ mod tests {
 
     #[test]
     fn a_plain_template_is_valid() {
-        let errors = validate_pod_template(&template(vec![container("main", "nginx")]), &FieldPath::root("t"), &[]);
+        let errors =
+            validate_pod_template(&template(vec![container("main", "nginx")]), &FieldPath::root("t"), &[]);
         assert!(errors.is_empty(), "{errors:?}");
     }
 
@@ -362,16 +394,32 @@ mod tests {
         let mut bad = container("Main_1", "");
         bad.ports = Some(vec![
             ContainerPort { container_port: 0, name: Some("http".into()), ..Default::default() },
-            ContainerPort { container_port: 80, name: Some("http".into()), protocol: Some("ICMP".into()), ..Default::default() },
+            ContainerPort {
+                container_port: 80,
+                name: Some("http".into()),
+                protocol: Some("ICMP".into()),
+                ..Default::default()
+            },
         ]);
-        bad.volume_mounts = Some(vec![VolumeMount { name: "missing".into(), mount_path: "/data".into(), ..Default::default() }]);
+        bad.volume_mounts = Some(vec![VolumeMount {
+            name: "missing".into(),
+            mount_path: "/data".into(),
+            ..Default::default()
+        }]);
         bad.env = Some(vec![EnvVar { name: "1BAD".into(), ..Default::default() }]);
         bad.resources = Some(ResourceRequirements {
             limits: Some([("cpu".to_string(), K8sQuantity("1".into()))].into()),
-            requests: Some([("cpu".to_string(), K8sQuantity("2".into())), ("memory".to_string(), K8sQuantity("lots".into()))].into()),
+            requests: Some(
+                [
+                    ("cpu".to_string(), K8sQuantity("2".into())),
+                    ("memory".to_string(), K8sQuantity("lots".into())),
+                ]
+                .into(),
+            ),
             ..Default::default()
         });
-        let errors = validate_pod_template(&template(vec![bad, container("main", "x")]), &FieldPath::root("t"), &[]);
+        let errors =
+            validate_pod_template(&template(vec![bad, container("main", "x")]), &FieldPath::root("t"), &[]);
         assert_eq!(
             paths(&errors),
             [
@@ -391,17 +439,22 @@ mod tests {
     #[test]
     fn claim_templates_count_as_volumes_and_names_must_be_unique() {
         let mut c = container("main", "x");
-        c.volume_mounts = Some(vec![VolumeMount { name: "data".into(), mount_path: "/data".into(), ..Default::default() }]);
+        c.volume_mounts =
+            Some(vec![VolumeMount { name: "data".into(), mount_path: "/data".into(), ..Default::default() }]);
         let ok = validate_pod_template(&template(vec![c.clone()]), &FieldPath::root("t"), &["data".into()]);
         assert!(ok.is_empty(), "{ok:?}");
-        let dup = validate_pod_template(&template(vec![c.clone(), c]), &FieldPath::root("t"), &["data".into()]);
+        let dup =
+            validate_pod_template(&template(vec![c.clone(), c]), &FieldPath::root("t"), &["data".into()]);
         assert_eq!(paths(&dup), ["t.spec.containers[1].name FieldValueDuplicate"]);
     }
 
     #[test]
     fn missing_spec_and_containers_are_required() {
         let none = PodTemplateSpec::default();
-        assert_eq!(paths(&validate_pod_template(&none, &FieldPath::root("t"), &[])), ["t.spec FieldValueRequired"]);
+        assert_eq!(
+            paths(&validate_pod_template(&none, &FieldPath::root("t"), &[])),
+            ["t.spec FieldValueRequired"]
+        );
         assert_eq!(
             paths(&validate_pod_template(&template(vec![]), &FieldPath::root("t"), &[])),
             ["t.spec.containers FieldValueRequired"]

@@ -63,10 +63,10 @@ pub fn fill(schema: &JSONSchemaProps, path: &str, name: &str, overrides: &BTreeM
     if schema.x_kubernetes_preserve_unknown_fields == Some(true) && !has_properties {
         return preserved_value(name);
     }
-    if let Some(values) = &schema.enum_ {
-        if let Some(first) = values.iter().map(|v| &v.0).find(|v| v.as_str() != Some("")) {
-            return first.clone();
-        }
+    if let Some(values) = &schema.enum_
+        && let Some(first) = values.iter().map(|v| &v.0).find(|v| v.as_str() != Some(""))
+    {
+        return first.clone();
     }
     match schema.type_.as_deref() {
         Some("object") | None if has_properties => {
