@@ -1,5 +1,6 @@
 //! Behaviour of the object store as the API server (and so a Kubernetes client) sees it:
 //! resourceVersions, optimistic concurrency, watch semantics, durability.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 use std::io::Write;
 use std::sync::Arc;

@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 use crate::apiserver::api::Api;
 
 /// How often the polling controllers look at the store.
-const TICK: Duration = Duration::from_millis(200);
+pub(crate) const CONTROLLER_TICK: Duration = Duration::from_millis(200);
 
 /// Starts every built-in controller; they stop when the returned handles are aborted.
 pub fn start(api: Api) -> Vec<JoinHandle<()>> {
@@ -25,5 +25,3 @@ pub fn start(api: Api) -> Vec<JoinHandle<()>> {
         tokio::spawn(job::run(api)),
     ]
 }
-
-pub(crate) use TICK as CONTROLLER_TICK;

@@ -156,7 +156,11 @@ impl JsonPath {
         Ok(full)
     }
 
-    fn walk<'a>(&self, input: Vec<Cow<'a, Value>>, node: &Node) -> Result<Vec<Cow<'a, Value>>, JsonPathError> {
+    fn walk<'a>(
+        &self,
+        input: Vec<Cow<'a, Value>>,
+        node: &Node,
+    ) -> Result<Vec<Cow<'a, Value>>, JsonPathError> {
         match node {
             Node::List(nodes) => self.eval_list(input, nodes),
             Node::Text(text) => Ok(vec![Cow::Owned(Value::String(text.clone()))]),
@@ -195,7 +199,11 @@ impl JsonPath {
         Ok(current)
     }
 
-    fn eval_field<'a>(&self, input: Vec<Cow<'a, Value>>, name: &str) -> Result<Vec<Cow<'a, Value>>, JsonPathError> {
+    fn eval_field<'a>(
+        &self,
+        input: Vec<Cow<'a, Value>>,
+        name: &str,
+    ) -> Result<Vec<Cow<'a, Value>>, JsonPathError> {
         if input.is_empty() {
             return Ok(Vec::new());
         }
@@ -273,11 +281,11 @@ fn is_end(node: &Node) -> bool {
     matches!(node, Node::List(inner) if matches!(inner.as_slice(), [Node::Identifier(name)] if name == "end"))
 }
 
-/// The nodes before a trailing `range` identifier (`{range .items[*]}`), if `node` starts a range.
+/// The path after a leading `range` identifier (`{range .items[*]}`), if `node` starts a range.
 fn range_head(node: &Node) -> Option<&[Node]> {
     match node {
-        Node::List(inner) => match inner.split_last() {
-            Some((Node::Identifier(name), head)) if name == "range" => Some(head),
+        Node::List(inner) => match inner.split_first() {
+            Some((Node::Identifier(name), rest)) if name == "range" => Some(rest),
             _ => None,
         },
         _ => None,
@@ -303,7 +311,10 @@ fn float_value(value: f64) -> Value {
     serde_json::Number::from_f64(value).map(Value::Number).unwrap_or(Value::Null)
 }
 
-fn eval_array<'a>(input: Vec<Cow<'a, Value>>, params: [SliceParam; 3]) -> Result<Vec<Cow<'a, Value>>, JsonPathError> {
+fn eval_array<'a>(
+    input: Vec<Cow<'a, Value>>,
+    params: [SliceParam; 3],
+) -> Result<Vec<Cow<'a, Value>>, JsonPathError> {
     let mut result = Vec::new();
     for item in input {
         let items: Vec<Cow<'a, Value>> = match item {
@@ -333,7 +344,10 @@ fn eval_array<'a>(input: Vec<Cow<'a, Value>>, params: [SliceParam; 3]) -> Result
             return eval_error(format!("array index out of bounds: index {}, length {length}", p[0].value));
         }
         if p[1].value > length || p[1].value < 0 {
-            return eval_error(format!("array index out of bounds: index {}, length {length}", p[1].value - 1));
+            return eval_error(format!(
+                "array index out of bounds: index {}, length {length}",
+                p[1].value - 1
+            ));
         }
         if p[0].value > p[1].value {
             return eval_error(format!(
@@ -886,6 +900,24 @@ pub struct Column {
     pub json_path: String,
 }
 
+impl From<&k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition>
+    for Column
+{
+    /// A CRD version's printer column, with absent optional fields empty (as kube reads them).
+    fn from(
+        column: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition,
+    ) -> Self {
+        Column {
+            name: column.name.clone(),
+            type_: column.type_.clone(),
+            format: column.format.clone().unwrap_or_default(),
+            description: column.description.clone().unwrap_or_default(),
+            priority: column.priority.unwrap_or(0),
+            json_path: column.json_path.clone(),
+        }
+    }
+}
+
 /// The description kube-apiserver gives the `Name` column (ObjectMeta's `name` documentation).
 pub const NAME_COLUMN_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating \
 resources, although some resources may allow a client to request the generation of an appropriate name \
@@ -948,7 +980,8 @@ pub fn render_table_with(columns: &[Column], objects: &[&Value], options: &Table
     let rows: Vec<Value> = objects
         .iter()
         .map(|object| {
-            let mut cells = vec![object.pointer("/metadata/name").cloned().unwrap_or(Value::String(String::new()))];
+            let name = object.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+            let mut cells = vec![Value::String(name.to_string())];
             for (column, path) in columns.iter().zip(&paths) {
                 cells.push(match path {
                     Some(path) => cell(column, path, object, now),
@@ -1209,11 +1242,8 @@ pub mod gofmt {
         let sign = if mantissa.starts_with('-') { "-" } else { "" };
         let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
         if !(-4..6).contains(&exponent) {
-            let mantissa = if digits.len() > 1 {
-                format!("{}.{}", &digits[..1], &digits[1..])
-            } else {
-                digits.clone()
-            };
+            let mantissa =
+                if digits.len() > 1 { format!("{}.{}", &digits[..1], &digits[1..]) } else { digits.clone() };
             let exp_sign = if exponent < 0 { '-' } else { '+' };
             format!("{sign}{mantissa}e{exp_sign}{:02}", exponent.abs())
         } else if exponent < 0 {

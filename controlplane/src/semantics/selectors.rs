@@ -174,14 +174,15 @@ impl LabelSelector {
     /// The value a label must have for the selector to match, when a term pins it (`key=value`,
     /// `key==value` or `key in (value)`); lets callers narrow a list before matching.
     pub fn requires_exact_match(&self, key: &str) -> Option<&str> {
-        self.requirements.iter().find_map(|requirement| match (requirement.operator, requirement.values.as_slice())
-        {
-            (LabelOperator::Equals | LabelOperator::DoubleEquals | LabelOperator::In, [value])
-                if requirement.key == key =>
-            {
-                Some(value.as_str())
+        self.requirements.iter().find_map(|requirement| {
+            match (requirement.operator, requirement.values.as_slice()) {
+                (LabelOperator::Equals | LabelOperator::DoubleEquals | LabelOperator::In, [value])
+                    if requirement.key == key =>
+                {
+                    Some(value.as_str())
+                }
+                _ => None,
             }
-            _ => None,
         })
     }
 }
@@ -204,7 +205,10 @@ pub fn object_labels(object: &Value) -> BTreeMap<String, String> {
         .pointer("/metadata/labels")
         .and_then(Value::as_object)
         .map(|labels| {
-            labels.iter().filter_map(|(key, value)| Some((key.clone(), value.as_str()?.to_string()))).collect()
+            labels
+                .iter()
+                .filter_map(|(key, value)| Some((key.clone(), value.as_str()?.to_string())))
+                .collect()
         })
         .unwrap_or_default()
 }
@@ -343,8 +347,9 @@ impl Parser {
             let (token, literal) = self.lookahead(Context::Values);
             match token {
                 Token::Identifier | Token::DoesNotExist => {
-                    let requirement =
-                        self.parse_requirement().map_err(|err| format!("unable to parse requirement: {err}"))?;
+                    let requirement = self
+                        .parse_requirement()
+                        .map_err(|err| format!("unable to parse requirement: {err}"))?;
                     requirements.push(requirement);
                     let (token, literal) = self.consume(Context::Values);
                     match token {
@@ -352,7 +357,9 @@ impl Parser {
                         Token::Comma => {
                             let (next, next_literal) = self.lookahead(Context::Values);
                             if next != Token::Identifier && next != Token::DoesNotExist {
-                                return Err(format!("found '{next_literal}', expected: identifier after ','"));
+                                return Err(format!(
+                                    "found '{next_literal}', expected: identifier after ','"
+                                ));
                             }
                         }
                         _ => return Err(format!("found '{literal}', expected: ',' or 'end of string'")),
@@ -564,7 +571,8 @@ fn is_dns1123_subdomain(value: &str) -> bool {
     !value.is_empty()
         && value.split('.').all(|label| {
             let bytes = label.as_bytes();
-            let end_ok = |byte: Option<&u8>| byte.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+            let end_ok =
+                |byte: Option<&u8>| byte.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
             end_ok(bytes.first())
                 && end_ok(bytes.last())
                 && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
@@ -821,8 +829,8 @@ fn split_term(term: &str) -> Option<(&str, &'static str, &str)> {
     for (index, _) in term.char_indices() {
         let rest = &term[index..];
         for operator in ["!=", "==", "="] {
-            if rest.starts_with(operator) {
-                return Some((&term[..index], operator, &rest[operator.len()..]));
+            if let Some(value) = rest.strip_prefix(operator) {
+                return Some((&term[..index], operator, value));
             }
         }
     }
@@ -995,10 +1003,15 @@ mod tests {
         for (text, message) in cases {
             assert_eq!(label_error(text), message, "{text:?}");
         }
-        assert!(label_error(&format!("app={}", "v".repeat(64))).contains("must be no more than 63 characters"));
+        assert!(
+            label_error(&format!("app={}", "v".repeat(64))).contains("must be no more than 63 characters")
+        );
         assert!(label_error("a/b/c").contains("a qualified name must consist of"));
         let several = label_error("x in (a,-b,-c)");
-        assert!(several.starts_with("unable to parse requirement: [values[0][x]: Invalid value: \"-b\": "), "{several}");
+        assert!(
+            several.starts_with("unable to parse requirement: [values[0][x]: Invalid value: \"-b\": "),
+            "{several}"
+        );
         assert!(several.contains(", values[1][x]: Invalid value: \"-c\": "), "{several}");
     }
 
@@ -1058,10 +1071,12 @@ mod tests {
         assert_eq!(selector.fields(), vec!["metadata.name".to_string(), "status.phase".to_string()]);
         assert_eq!(selector.requires_exact_match("metadata.name"), Some("a,b"));
         assert_eq!(selector.to_string(), "metadata.name=a\\,b,status.phase=Running");
-        let fields: BTreeMap<String, String> =
-            [("metadata.name".to_string(), "a,b".to_string()), ("status.phase".to_string(), "Running".to_string())]
-                .into_iter()
-                .collect();
+        let fields: BTreeMap<String, String> = [
+            ("metadata.name".to_string(), "a,b".to_string()),
+            ("status.phase".to_string(), "Running".to_string()),
+        ]
+        .into_iter()
+        .collect();
         assert!(selector.matches_fields(&fields));
         assert!(FieldSelector::everything().is_empty());
 
