@@ -61,6 +61,10 @@ pub enum ErrorType {
     NotFound,
     /// A value has the wrong type.
     TypeInvalid,
+    /// A string or list is longer than allowed.
+    TooLong,
+    /// A list or map has more entries than allowed.
+    TooMany,
 }
 
 impl ErrorType {
@@ -75,6 +79,8 @@ impl ErrorType {
             Self::Unknown => "FieldValueUnknown",
             Self::NotFound => "FieldValueNotFound",
             Self::TypeInvalid => "FieldValueTypeInvalid",
+            Self::TooLong => "FieldValueTooLong",
+            Self::TooMany => "FieldValueTooMany",
         }
     }
 
@@ -88,6 +94,8 @@ impl ErrorType {
             Self::Unknown => "Unknown field",
             Self::NotFound => "Not found",
             Self::TypeInvalid => "Invalid value",
+            Self::TooLong => "Too long",
+            Self::TooMany => "Too many",
         }
     }
 }

@@ -16,7 +16,7 @@ pub mod request;
 mod server;
 pub mod subresources;
 pub mod table;
-mod tls;
+pub mod tls;
 pub mod watch;
 pub mod webhook_client;
 

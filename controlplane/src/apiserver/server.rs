@@ -129,7 +129,9 @@ impl ApiServer {
                     tracing::error!(%error, "API server stopped");
                 }
             }),
-            Some(server_config) => tokio::spawn(serve_tls(listener, router, server_config, shutdown_rx)),
+            Some(server_config) => tokio::spawn(tls::serve_https(listener, router, server_config, async move {
+                let _ = shutdown_rx.wait_for(|stop| *stop).await;
+            })),
         };
         tasks.push(serve);
         tasks.extend(crate::controllers::start(api.clone()));
@@ -157,38 +159,6 @@ impl ApiServer {
         for task in self.tasks {
             let _ = task.await;
         }
-    }
-}
-
-async fn serve_tls(
-    listener: TcpListener,
-    router: Router,
-    config: Arc<rustls::ServerConfig>,
-    mut shutdown: watch::Receiver<bool>,
-) {
-    let acceptor = tokio_rustls::TlsAcceptor::from(config);
-    loop {
-        let accepted = tokio::select! {
-            _ = shutdown.wait_for(|stop| *stop) => return,
-            accepted = listener.accept() => accepted,
-        };
-        let Ok((stream, _)) = accepted else { continue };
-        let acceptor = acceptor.clone();
-        let router = router.clone();
-        tokio::spawn(async move {
-            let Ok(stream) = acceptor.accept(stream).await else { return };
-            let service = hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
-                let router = router.clone();
-                async move {
-                    use tower::ServiceExt;
-                    router.oneshot(request.map(axum::body::Body::new)).await
-                }
-            });
-            let io = hyper_util::rt::TokioIo::new(stream);
-            let _ = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
-                .serve_connection_with_upgrades(io, service)
-                .await;
-        });
     }
 }
 
@@ -221,6 +191,6 @@ pub fn kubeconfig(url: &str, ca_pem: Option<&str>) -> String {
         None => format!("    server: {url}\n"),
     };
     format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: kruise\n  cluster:\n{cluster}contexts:\n- name: kruise\n  context:\n    cluster: kruise\n    user: admin\n    namespace: default\ncurrent-context: kruise\nusers:\n- name: admin\n  user:\n    token: kruise-embedded-admin\n"
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: kruise\n  cluster:\n{cluster}contexts:\n- name: kruise\n  context:\n    cluster: kruise\n    user: admin\n    namespace: default\ncurrent-context: kruise\nusers:\n- name: admin\n  user: {{}}\n"
     )
 }

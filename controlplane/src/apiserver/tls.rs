@@ -55,3 +55,37 @@ pub fn server_config(certs: &ServingCerts) -> Result<Arc<rustls::ServerConfig>, 
         .map_err(|e| TlsError(e.to_string()))?;
     Ok(Arc::new(config))
 }
+
+/// Serves `router` over HTTPS on `listener` until `shutdown` completes.
+pub async fn serve_https(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    config: Arc<rustls::ServerConfig>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    let acceptor = tokio_rustls::TlsAcceptor::from(config);
+    tokio::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            _ = &mut shutdown => return,
+            accepted = listener.accept() => accepted,
+        };
+        let Ok((stream, _)) = accepted else { continue };
+        let acceptor = acceptor.clone();
+        let router = router.clone();
+        tokio::spawn(async move {
+            let Ok(stream) = acceptor.accept(stream).await else { return };
+            let service = hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                let router = router.clone();
+                async move {
+                    use tower::ServiceExt;
+                    router.oneshot(request.map(axum::body::Body::new)).await
+                }
+            });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let _ = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
+                .serve_connection_with_upgrades(io, service)
+                .await;
+        });
+    }
+}

@@ -299,20 +299,18 @@ pub fn record_subresource_update(
 /// (`Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas`); `live` is the
 /// object the apply was made against, whose managed fields describe the managers.
 pub fn conflict_message(live: Option<&Value>, conflicts: &[Conflict]) -> String {
-    if let [conflict] = conflicts {
-        return format!(
-            "Apply failed with 1 conflict: conflict with {}: {}",
-            describe_manager(live, &conflict.manager),
-            conflict.field
-        );
+    let described = describe_conflicts(live, conflicts);
+    if let ([conflict], [(_, description)]) = (conflicts, described.as_slice()) {
+        return format!("Apply failed with 1 conflict: conflict with {description}: {}", conflict.field);
     }
-    let mut by_manager: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for conflict in conflicts {
-        by_manager.entry(conflict.manager.as_str()).or_default().push(conflict.field.as_str());
+    // Grouped by manager entry, in the order of their identifiers.
+    let mut groups: BTreeMap<&(ManagerKey, String), Vec<&str>> = BTreeMap::new();
+    for (conflict, entry) in conflicts.iter().zip(described.iter()) {
+        groups.entry(entry).or_default().push(conflict.field.as_str());
     }
     let mut lines = Vec::new();
-    for (manager, fields) in by_manager {
-        lines.push(format!("conflicts with {}:", describe_manager(live, manager)));
+    for ((_, description), fields) in groups {
+        lines.push(format!("conflicts with {description}:"));
         lines.extend(fields.into_iter().map(|field| format!("- {field}")));
     }
     format!("Apply failed with {} conflicts: {}", conflicts.len(), lines.join("\n"))
@@ -321,32 +319,63 @@ pub fn conflict_message(live: Option<&Value>, conflicts: &[Conflict]) -> String 
 /// The message of one `FieldManagerConflict` cause of that Status (`conflict with "kubectl"`,
 /// or `conflict with "kube-controller-manager" using apps/v1` for an updater).
 pub fn conflict_cause_message(live: Option<&Value>, conflict: &Conflict) -> String {
-    format!("conflict with {}", describe_manager(live, &conflict.manager))
+    let described = describe_conflicts(live, std::slice::from_ref(conflict));
+    let description = described.into_iter().next().map(|(_, text)| text).unwrap_or_default();
+    format!("conflict with {description}")
 }
 
-/// How kube-apiserver names a manager in conflict messages: quoted, with the subresource if any,
-/// and for updaters with the API version they wrote.
-fn describe_manager(live: Option<&Value>, manager: &str) -> String {
-    let entries = live
-        .and_then(|live| live.pointer("/metadata/managedFields"))
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let entry = entries
+/// Finds, for each conflict, the managed-fields entry it is with (the same name may have an
+/// Apply and an Update entry, both owning the field: they come in that order) and describes it
+/// the way kube-apiserver does: quoted, with the subresource if any, and for updaters with the
+/// API version they wrote (its manager identifiers carry no time).
+fn describe_conflicts(live: Option<&Value>, conflicts: &[Conflict]) -> Vec<(ManagerKey, String)> {
+    let mut entries: Vec<(ManagerKey, BTreeSet<String>)> = live
+        .and_then(managed_fields_of)
+        .and_then(|fields| decode_managers(fields).ok())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(key, entry)| (key, entry.set.paths().iter().map(|path| path_to_string(path)).collect()))
+        .collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut totals: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for conflict in conflicts {
+        *totals.entry((conflict.manager.as_str(), conflict.field.as_str())).or_insert(0) += 1;
+    }
+    let mut seen: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    conflicts
         .iter()
-        .filter(|entry| entry.get("manager").and_then(Value::as_str).unwrap_or("") == manager)
-        .min_by_key(|entry| entry.get("operation").and_then(Value::as_str) != Some("Apply"));
-    let mut text = go_quote(manager);
-    let Some(entry) = entry else { return text };
-    if let Some(subresource) = entry.get("subresource").and_then(Value::as_str).filter(|s| !s.is_empty()) {
-        text = format!("{text} with subresource {}", go_quote(subresource));
-    }
-    // The manager identifier kube-apiserver prints has no time, so only the version shows.
-    if entry.get("operation").and_then(Value::as_str) == Some("Update") {
-        let version = entry.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-        text = format!("{text} using {version}");
-    }
-    text
+        .map(|conflict| {
+            let pair = (conflict.manager.as_str(), conflict.field.as_str());
+            let total = totals.get(&pair).copied().unwrap_or(1);
+            let occurrence = seen.entry(pair).or_insert(0);
+            let named: Vec<&(ManagerKey, BTreeSet<String>)> =
+                entries.iter().filter(|(key, _)| key.manager == conflict.manager).collect();
+            let owning: Vec<&&(ManagerKey, BTreeSet<String>)> =
+                named.iter().filter(|(_, paths)| paths.contains(&conflict.field)).collect();
+            // An owner that did not conflict is the applier itself: its Apply entry comes first.
+            let skipped = owning.len().saturating_sub(total);
+            let chosen = owning
+                .get(skipped + *occurrence)
+                .or(owning.last())
+                .map(|entry| &entry.0)
+                .or(named.first().map(|e| &e.0));
+            *occurrence += 1;
+            let key = chosen.cloned().unwrap_or_else(|| ManagerKey {
+                manager: conflict.manager.clone(),
+                operation: Operation::Apply,
+                api_version: String::new(),
+                subresource: String::new(),
+            });
+            let mut text = go_quote(&key.manager);
+            if !key.subresource.is_empty() {
+                text = format!("{text} with subresource {}", go_quote(&key.subresource));
+            }
+            if key.operation == Operation::Update {
+                text = format!("{text} using {}", key.api_version);
+            }
+            (key, text)
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1913,9 +1942,17 @@ fn apply_to(
     };
 
     validate_config(config, &schema)?;
-    let merged = merge(Some(&live_plain), Some(config), "", &mut Vec::new(), &schema)
-        .map_err(|err| ApplyError::Invalid(format!("failed to merge config: {err}")))?
-        .unwrap_or_else(|| Value::Object(Map::new()));
+    // Ownership is worked out on the typed form of the live object, exactly as kube-apiserver
+    // does; the object returned is the same merge done on the stored form, so that no typed
+    // artifact (zero values) leaks into it.
+    let typed_live = typed_form(&live_plain, &schema);
+    let merge_config = |live: &Value| {
+        merge(Some(live), Some(config), "", &mut Vec::new(), &schema)
+            .map(|merged| merged.unwrap_or_else(|| Value::Object(Map::new())))
+            .map_err(|err| ApplyError::Invalid(format!("failed to merge config: {err}")))
+    };
+    let merged_typed = merge_config(&typed_live)?;
+    let merged_stored = merge_config(&live_plain)?;
     let previous = managers.get(&key).cloned();
     let applied = to_field_set(config, &schema).map_err(ApplyError::Invalid)?;
     managers.insert(
@@ -1927,18 +1964,20 @@ fn apply_to(
             time: previous.as_ref().and_then(|entry| entry.time.clone()),
         },
     );
-    let mut new_object = match previous.as_ref().map(|entry| &entry.set).filter(|set| !set.is_empty()) {
-        Some(last) => prune(&merged, &managers, last, &schema).map_err(ApplyError::Invalid)?,
-        None => merged,
-    };
+    let (new_typed, mut new_object) =
+        match previous.as_ref().map(|entry| &entry.set).filter(|set| !set.is_empty()) {
+            Some(last) => (
+                prune(&merged_typed, &managers, last, &schema).map_err(ApplyError::Invalid)?,
+                prune(&merged_stored, &managers, last, &schema).map_err(ApplyError::Invalid)?,
+            ),
+            None => (merged_typed, merged_stored),
+        };
     drop_nulls(&mut new_object);
 
-    let typed_live = typed_form(&live_plain, &schema);
-    let typed_new = typed_form(&new_object, &schema);
-    let comparison = compare(&typed_live, &typed_new, &schema);
+    let comparison = compare(&typed_live, &new_typed, &schema);
     settle_ownership(&comparison, &mut managers, &key, force)?;
 
-    let changed = !values_equal(&typed_live, &typed_new);
+    let changed = !values_equal(&typed_live, &new_typed);
     if let Some(entry) = managers.get_mut(&key) {
         entry.set = entry.set.difference(&strip_set());
         if changed {

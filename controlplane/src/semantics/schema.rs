@@ -403,7 +403,7 @@ pub fn validate_at(value: &Value, schema: &JSONSchemaProps, base: Option<&FieldP
 fn too_long(path: &FieldPath, max: i64) -> FieldError {
     let unit = if max == 1 { "byte" } else { "bytes" };
     FieldError {
-        kind: ErrorType::Invalid,
+        kind: ErrorType::TooLong,
         path: path.clone(),
         value: None,
         detail: format!("may not be more than {max} {unit}"),
@@ -414,7 +414,7 @@ fn too_long(path: &FieldPath, max: i64) -> FieldError {
 fn too_many(path: &FieldPath, actual: i64, max: i64) -> FieldError {
     let unit = if max == 1 { "item" } else { "items" };
     FieldError {
-        kind: ErrorType::Invalid,
+        kind: ErrorType::TooMany,
         path: path.clone(),
         value: (actual >= 0).then(|| actual.to_string()),
         detail: format!("must have at most {max} {unit}"),
