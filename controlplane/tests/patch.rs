@@ -140,6 +140,20 @@ fn strategic_merge_patch_leaves_no_directives_behind() {
 
 const STRATEGIC: &[Case] = &[
     Case {
+        name: "a new element ordered by $setElementOrder lands where kube-apiserver puts it",
+        kind: "Pod",
+        original: r#"{"spec":{"containers":[{"name":"b","image":"i2"},{"name":"a","image":"i2"},{"name":"c","image":"i1"}]}}"#,
+        patch: r#"{"spec":{"containers":[{"name":"b","image":"i1"},{"name":"c","$patch":"delete"},{"name":"d"}],"$setElementOrder/containers":[{"name":"b"},{"name":"d"}]}}"#,
+        expected: r#"{"spec":{"containers":[{"name":"b","image":"i1"},{"name":"a","image":"i2"},{"name":"d"}]}}"#,
+    },
+    Case {
+        name: "a value both added and deleted ends up deleted",
+        kind: "Pod",
+        original: r#"{"metadata":{"finalizers":["f3","f1","f4"]}}"#,
+        patch: r#"{"metadata":{"finalizers":["f2"],"$deleteFromPrimitiveList/finalizers":["f2","f3"]}}"#,
+        expected: r#"{"metadata":{"finalizers":["f1","f4"]}}"#,
+    },
+    Case {
         name: "new finalizers go before the existing ones",
         kind: "Pod",
         original: r#"{"metadata":{"finalizers":["a","b"]}}"#,

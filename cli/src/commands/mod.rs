@@ -1,4 +1,5 @@
 //! One module per subcommand.
 
+pub mod apiserver;
 pub mod crds;
 pub mod validate;

@@ -195,7 +195,10 @@ impl Api {
         if !def.is_custom() {
             builtin::prepare_create(def, &mut object);
         }
-        object = apply::record_update(None, &object, &options.field_manager, &self.list_types(def, version), &now);
+        // A server-side apply create arrives with the applier's managed fields already recorded.
+        if object.pointer("/metadata/managedFields").is_none() {
+            object = apply::record_update(None, &object, &options.field_manager, &self.list_types(def, version), &now);
+        }
 
         let name = objects::name(&object).unwrap_or_default().to_string();
         let request = self.admission_request(def, version, namespace, &name, "", Operation::Create, options.dry_run);
@@ -300,6 +303,8 @@ impl Api {
         let group = def.group.clone();
         let kind = def.kind.clone();
         let resource = def.resource.clone();
+        let has_status = def.has_status();
+        let subresource_is_main = subresource.is_none();
         self.write_existing(def, version, namespace, name, subresource, options, precondition, move |current| {
             let patched = match patch_type {
                 PatchType::Json => patch::json_patch(current, &patch_body),
@@ -309,21 +314,32 @@ impl Api {
                     None => return Err(ApiError::unsupported_media_type("strategic merge patch is not supported")),
                 },
                 PatchType::Apply => {
-                    return apply::apply(Some(current), &patch_body, &manager, force, &*lists, &now).map_err(|error| match error {
+                    // With a status subresource, the main resource's apply cannot set status.
+                    let mut config = patch_body.clone();
+                    if has_status && subresource_is_main {
+                        config.as_object_mut().map(|c| c.remove("status"));
+                    }
+                    return apply::apply(Some(current), &config, &manager, force, &*lists, &now).map_err(|error| match error {
                         apply::ApplyError::Conflicts(conflicts) => {
+                            let message = apply::conflict_message(Some(current), &conflicts);
                             let pairs: Vec<(String, String)> =
                                 conflicts.into_iter().map(|c| (c.manager, c.field)).collect();
-                            ApiError::apply_conflict(&group, &resource, objects::name(current).unwrap_or_default(), &pairs)
+                            let mut error =
+                                ApiError::apply_conflict(&group, &resource, objects::name(current).unwrap_or_default(), &pairs);
+                            error.message = message;
+                            error
                         }
                         apply::ApplyError::Invalid(message) => ApiError::bad_request(message),
                     });
                 }
             };
-            patched.map_err(|error| ApiError::bad_request(error.to_string()))
+            patched.map_err(|error| patch_error(&error))
         })
         .await
     }
 
+    /// Server-side apply of an object that does not exist yet: a create whose managed fields
+    /// record the applier's ownership.
     async fn apply_create(
         &self,
         def: &ResourceDef,
@@ -334,27 +350,14 @@ impl Api {
         options: &WriteOptions,
     ) -> Result<Written, ApiError> {
         let now = objects::now_rfc3339();
+        let mut config = config;
+        if def.has_status() {
+            config.as_object_mut().map(|c| c.remove("status"));
+        }
         let mut object = apply::apply(None, &config, &options.field_manager, options.force, &*self.list_types(def, version), &now)
             .map_err(|error| ApiError::bad_request(error.to_string()))?;
         objects::set_meta(&mut object, "name", Some(json!(name)));
-        let managed = object.pointer("/metadata/managedFields").cloned();
-        let mut written = self.create(def, version, namespace, object, options).await?;
-        // Creation recorded an Update entry; the applier owns what it applied.
-        if let (Some(managed), false) = (managed, options.dry_run) {
-            let key = Self::key(def, namespace, name);
-            let target = def.storage_version.clone();
-            let stored = self.store.mutate(&key, |current| -> Result<crate::storage::Mutation, ApiError> {
-                let Some(current) = current else { return Ok(crate::storage::Mutation::Keep) };
-                let mut next = current.clone();
-                objects::set_meta(&mut next, "managedFields", Some(managed.clone()));
-                let _ = &target;
-                Ok(crate::storage::Mutation::Put(next))
-            });
-            if let Ok(crate::storage::MutationOutcome::Written(object)) = stored {
-                written.object = self.to_version(def, (*object).clone(), version).await?;
-            }
-        }
-        Ok(written)
+        self.create(def, version, namespace, object, options).await
     }
 
     /// The shared update path: reads the current object (at `version`), computes the new one
@@ -664,31 +667,70 @@ impl Api {
     /// How lists of this resource are keyed, for server-side apply.
     fn list_types(&self, def: &ResourceDef, version: &str) -> Box<dyn apply::ListTypes + Send + Sync> {
         match (merge_keys::kind_patch_meta(&def.group, &def.kind), def.schema(version)) {
-            (Some(meta), _) => Box::new(BuiltinLists(meta)),
+            (Some(meta), _) => Box::new(meta),
             (None, Some(schema_props)) => Box::new(SchemaLists(schema_props.clone())),
             (None, None) => Box::new(NoLists),
         }
     }
 }
 
-struct BuiltinLists(&'static merge_keys::KindPatchMeta);
-impl apply::ListTypes for BuiltinLists {
-    fn list_strategy(&self, path: &str) -> merge_keys::ListStrategy {
-        self.0.list_strategy(path)
+/// List and map types of a custom resource from its structural schema, for server-side apply.
+struct SchemaLists(k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps);
+
+impl SchemaLists {
+    /// The schema node at an apply path (`spec.containers[].ports`, map entries by key).
+    fn node(&self, path: &str) -> Option<&k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps> {
+        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSchemaPropsOrArray, JSONSchemaPropsOrBool};
+        let mut node = &self.0;
+        for segment in path.split('.').filter(|s| !s.is_empty()) {
+            let (name, items) = match segment.strip_suffix("[]") {
+                Some(name) => (name, true),
+                None => (segment, false),
+            };
+            node = match node.properties.as_ref().and_then(|p| p.get(name)) {
+                Some(child) => child,
+                None => match &node.additional_properties {
+                    Some(JSONSchemaPropsOrBool::Schema(values)) => values,
+                    _ => return None,
+                },
+            };
+            if items {
+                node = match &node.items {
+                    Some(JSONSchemaPropsOrArray::Schema(item)) => item,
+                    _ => return None,
+                };
+            }
+        }
+        Some(node)
     }
 }
 
-struct SchemaLists(k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps);
 impl apply::ListTypes for SchemaLists {
     fn list_strategy(&self, path: &str) -> merge_keys::ListStrategy {
         match schema::list_type_at(&self.0, path) {
-            Some((list_type, keys)) if list_type == "map" => match keys.first() {
-                Some(key) => merge_keys::ListStrategy::MergeByKey(Box::leak(key.clone().into_boxed_str())),
-                None => merge_keys::ListStrategy::Replace,
-            },
+            // The real keys come from `list_map_keys`.
+            Some((list_type, _)) if list_type == "map" => merge_keys::ListStrategy::MergeByKey(""),
             Some((list_type, _)) if list_type == "set" => merge_keys::ListStrategy::MergeSet,
             _ => merge_keys::ListStrategy::Replace,
         }
+    }
+
+    fn list_map_keys(&self, path: &str) -> Vec<String> {
+        match schema::list_type_at(&self.0, path) {
+            Some((list_type, keys)) if list_type == "map" => keys,
+            _ => Vec::new(),
+        }
+    }
+
+    fn is_map(&self, path: &str) -> bool {
+        self.node(path).is_some_and(|node| {
+            node.additional_properties.is_some()
+                || (node.x_kubernetes_preserve_unknown_fields == Some(true) && node.properties.is_none())
+        })
+    }
+
+    fn is_atomic(&self, path: &str) -> bool {
+        self.node(path).is_some_and(|node| node.x_kubernetes_map_type.as_deref() == Some("atomic"))
     }
 }
 
@@ -859,6 +901,14 @@ fn timestamp_in(seconds: i64) -> String {
     let now = k8s_openapi::jiff::Timestamp::now();
     let later = now.checked_add(k8s_openapi::jiff::SignedDuration::from_secs(seconds)).unwrap_or(now);
     later.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// The status kube-apiserver answers for a patch that does not apply.
+fn patch_error(error: &patch::PatchError) -> ApiError {
+    let mut api_error = ApiError::bad_request(error.status_message());
+    api_error.code = error.http_status();
+    api_error.reason = error.status_reason();
+    api_error
 }
 
 fn precondition_failed(def: &ResourceDef, name: &str, what: &str, expected: &str, actual: &str) -> ApiError {

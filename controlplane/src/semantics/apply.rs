@@ -2066,3 +2066,121 @@ fn prune(merged: &Value, managers: &Managers, last: &FieldSet, schema: &Schema) 
     let pruned_set = ensure(&to_field_set(&pruned, schema)?);
     Ok(remove(merged, &merged_set.difference(&pruned_set).intersection(&last)))
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn fields_v1_round_trips() {
+        let encoded = json!({
+            "f:metadata": {"f:labels": {".": {}, "f:app": {}}, "f:finalizers": {"v:\"a/b\"": {}}},
+            "f:spec": {"f:containers": {
+                "k:{\"name\":\"c\"}": {".": {}, "f:image": {}, "f:ports": {
+                    "k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {".": {}, "f:containerPort": {}}
+                }}
+            }},
+            "f:status": {"f:old": {"i:0": {}}}
+        });
+        let set = match FieldSet::from_fields_v1(&encoded) {
+            Ok(set) => set,
+            Err(err) => panic!("{err}"),
+        };
+        assert_eq!(set.to_fields_v1(), encoded);
+        let paths: Vec<String> = set.paths().iter().map(|path| path_to_string(path)).collect();
+        assert_eq!(
+            paths,
+            vec![
+                ".metadata.labels",
+                ".metadata.finalizers[=\"a/b\"]",
+                ".metadata.labels.app",
+                ".spec.containers[name=\"c\"]",
+                ".spec.containers[name=\"c\"].image",
+                ".spec.containers[name=\"c\"].ports[containerPort=80,protocol=\"TCP\"]",
+                ".spec.containers[name=\"c\"].ports[containerPort=80,protocol=\"TCP\"].containerPort",
+                ".status.old[0]",
+            ]
+        );
+    }
+
+    #[test]
+    fn fields_v1_reading_rules() {
+        let cases = [
+            // Unknown element types are skipped, an entry with only "." is a member.
+            (json!({"x:foo": {}, "f:a": {".": {}}}), Ok(json!({"f:a": {}}))),
+            (json!({"f:a": {"f:b": {}}}), Ok(json!({"f:a": {"f:b": {}}}))),
+            (json!({"f": {}}), Err("key must be 2 characters long:".to_string())),
+            (json!({"fa": {}}), Err("missing colon: fa".to_string())),
+            (json!([]), Err("fieldsV1 must be an object".to_string())),
+        ];
+        for (input, expected) in cases {
+            let actual = FieldSet::from_fields_v1(&input).map(|set| set.to_fields_v1());
+            assert_eq!(actual, expected, "{input}");
+        }
+    }
+
+    #[test]
+    fn values_order_like_structured_merge_diff() {
+        let ascending =
+            [json!(-1), json!(1), json!(1.5), json!(2), json!("a"), json!("b"), json!(false), json!(true)];
+        for pair in ascending.windows(2) {
+            assert_eq!(compare_values(&pair[0], &pair[1]), Ordering::Less, "{} < {}", pair[0], pair[1]);
+        }
+        assert!(values_equal(&json!(1), &json!(1.0)));
+        assert!(!values_equal(&json!("1"), &json!(1)));
+        assert_eq!(compare_values(&json!(null), &json!({})), Ordering::Greater);
+    }
+
+    #[test]
+    fn times_sort_by_their_instant() {
+        let cases = [
+            (Some("1970-01-01T00:00:00Z"), 0),
+            (Some("2024-05-01T10:00:00Z"), 1_714_557_600),
+            (Some("2024-05-01T10:00:00.5Z"), 1_714_557_600),
+            (Some("2024-05-01T12:00:00+02:00"), 1_714_557_600),
+            (Some("garbage"), 0),
+            (None, 0),
+        ];
+        for (time, seconds) in cases {
+            assert_eq!(unix_seconds(time), seconds, "{time:?}");
+        }
+    }
+
+    #[test]
+    fn built_ins_compare_in_typed_form() {
+        let meta = match merge_keys::kind_patch_meta("apps", "Deployment") {
+            Some(meta) => meta,
+            None => panic!("no Deployment metadata"),
+        };
+        let schema = Schema::new(meta);
+        let stored = json!({
+            "metadata": {"name": "d", "labels": {}},
+            "spec": {
+                "paused": false,
+                "replicas": 0,
+                "template": {"spec": {"containers": [{"name": "c", "env": []}]}}
+            },
+            "status": {"replicas": 0}
+        });
+        assert_eq!(
+            typed_form(&stored, &schema),
+            json!({
+                "metadata": {"name": "d", "creationTimestamp": null},
+                "spec": {
+                    "replicas": 0,
+                    "selector": null,
+                    "strategy": {},
+                    "template": {
+                        "metadata": {"creationTimestamp": null},
+                        "spec": {"containers": [{"name": "c", "resources": {}}]}
+                    }
+                },
+                "status": {}
+            })
+        );
+        let custom = Schema::new(&DeducedListTypes);
+        assert_eq!(typed_form(&stored, &custom), stored, "custom resources compare as they are");
+    }
+}

@@ -2991,7 +2991,7 @@ mod tests {
             Some(Value::String("TCP".into()))
         );
         assert_eq!(pod.list_key_default("spec.containers", "protocol"), None);
-        let service = Present(meta("", "Service"));
+        let service = meta("", "Service");
         assert_eq!(service.apply_list_type("spec.ports"), ApplyListType::Map(&["port", "protocol"]));
     }
 

@@ -706,7 +706,12 @@ impl Smp<'_> {
         self.apply_retain_keys(&mut original, &mut patch)?;
         self.merge_ordered_lists(&mut original, &mut patch, path)?;
 
-        for (key, patch_value) in patch {
+        // kube-apiserver walks the patch in Go's random map order; applying the deletion lists
+        // last is what it does most of the time, and what a patch that both adds and deletes a
+        // value means.
+        let mut entries: Vec<(String, Value)> = patch.into_iter().collect();
+        entries.sort_by_key(|(key, _)| key.starts_with(DELETE_FROM_PRIMITIVE_LIST));
+        for (key, patch_value) in entries {
             let (key, is_delete_list) = match key.strip_prefix(DELETE_FROM_PRIMITIVE_LIST) {
                 Some(rest) => match rest.strip_prefix('/') {
                     Some(field) => (field.to_string(), true),
@@ -839,14 +844,16 @@ impl Smp<'_> {
                 original_list.as_deref().unwrap_or(&[]),
                 patch_list.as_deref().unwrap_or(&[]),
             ])?;
-            let both = normalize_element_order(
-                patch_items,
-                server_only,
-                &order,
-                original_list.as_deref().unwrap_or(&[]),
-                merge_key,
-                kind,
-            )?;
+            let server_order = match (&original_list, &patch_list) {
+                (Some(original_items), Some(patch_items))
+                    if kind == ElementKind::Map && !merge_key.is_empty() =>
+                {
+                    server_order_after_merge(original_items, patch_items, merge_key)
+                }
+                _ => original_list.clone().unwrap_or_default(),
+            };
+            let both =
+                normalize_element_order(patch_items, server_only, &order, &server_order, merge_key, kind)?;
             original.insert(field.clone(), Value::Array(both));
             patch.remove(&field);
         }
@@ -1003,6 +1010,52 @@ fn merge_special_elements(
         }
     }
     if replace { Ok((plain, Vec::new())) } else { Ok((original, plain)) }
+}
+
+/// The server order kube-apiserver ends up using for a keyed list ordered by `$setElementOrder`.
+/// It orders by the live list as it stands in memory after the merge, which (Go slices sharing
+/// their storage) is the live list with deleted elements shifted out, its now unused tail slots
+/// keeping their old elements, and new elements written over that tail while room remains.
+fn server_order_after_merge(original: &[Value], patch: &[Value], merge_key: &str) -> Vec<Value> {
+    let capacity = original.len();
+    let mut slots = original.to_vec();
+    let mut len = capacity;
+    let mut replace = false;
+    let key_of = |item: &Value| item.as_object().and_then(|map| map.get(merge_key)).cloned();
+    for item in patch {
+        match item.get(DIRECTIVE).and_then(Value::as_str) {
+            Some("delete") => {
+                let Some(wanted) = key_of(item) else { continue };
+                while let Some(index) =
+                    slots[..len].iter().position(|slot| key_of(slot).as_ref() == Some(&wanted))
+                {
+                    // Shift the rest left; the vacated last slot keeps the element it held.
+                    for position in index..len - 1 {
+                        slots[position] = slots[position + 1].clone();
+                    }
+                    len -= 1;
+                }
+            }
+            Some("replace") => replace = true,
+            _ => {}
+        }
+    }
+    if replace {
+        return slots;
+    }
+    for item in patch.iter().filter(|item| item.get(DIRECTIVE).is_none()) {
+        let Some(wanted) = key_of(item) else { continue };
+        if slots[..len].iter().any(|slot| key_of(slot).as_ref() == Some(&wanted)) {
+            continue;
+        }
+        if len == capacity {
+            // Appending beyond the live list moves it elsewhere: nothing more shows.
+            break;
+        }
+        slots[len] = item.clone();
+        len += 1;
+    }
+    slots
 }
 
 /// Checks that the elements of a patch list appear in the same relative order in its
@@ -1166,4 +1219,52 @@ fn merge_sorted(
 
 fn go_quote(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn server_order_follows_the_shared_storage_of_the_live_list() {
+        let names = |list: &[Value]| -> Vec<String> {
+            list.iter().map(|item| item["name"].as_str().unwrap_or("").to_string()).collect()
+        };
+        let live = [json!({"name": "b"}), json!({"name": "a"}), json!({"name": "c"})];
+        let cases = [
+            // Deleting the last element frees its slot for the new one.
+            (vec![json!({"name": "c", "$patch": "delete"}), json!({"name": "d"})], vec!["b", "a", "d"]),
+            // Deleting the first shifts the rest; the tail keeps its old element.
+            (vec![json!({"name": "b", "$patch": "delete"})], vec!["a", "c", "c"]),
+            // No room: new elements do not show.
+            (vec![json!({"name": "d"})], vec!["b", "a", "c"]),
+            (
+                vec![json!({"name": "a", "$patch": "delete"}), json!({"$patch": "replace"})],
+                vec!["b", "c", "c"],
+            ),
+        ];
+        for (patch, expected) in cases {
+            assert_eq!(names(&server_order_after_merge(&live, &patch, "name")), expected, "{patch:?}");
+        }
+    }
+
+    #[test]
+    fn json_pointer_indices() {
+        let cases = [
+            ("0", 3, false, Ok(0)),
+            ("-1", 3, false, Ok(2)),
+            ("3", 3, true, Ok(3)),
+            ("-4", 3, true, Ok(0)),
+            ("3", 3, false, Err("Unable to access invalid index: 3: invalid index referenced")),
+            ("-4", 3, false, Err("Unable to access invalid index: -4: invalid index referenced")),
+            ("x", 3, false, Err("strconv.Atoi: parsing \"x\": invalid syntax")),
+            ("+1", 3, false, Ok(1)),
+        ];
+        for (key, len, inserting, expected) in cases {
+            let actual = resolve_index(key, len, inserting).map_err(|err| err.message);
+            assert_eq!(actual, expected.map_err(str::to_string), "{key}");
+        }
+    }
 }
