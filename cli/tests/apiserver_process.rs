@@ -47,11 +47,27 @@ async fn acknowledged_writes_survive_kill_9() {
     child.wait().unwrap();
 
     let (mut child, url) = start(dir.path());
-    let list: Value = http.get(format!("{url}/api/v1/namespaces/default/configmaps")).send().await.unwrap().json().await.unwrap();
-    let names: Vec<&str> = list["items"].as_array().unwrap().iter().filter_map(|i| i["metadata"]["name"].as_str()).collect();
+    let list: Value = http
+        .get(format!("{url}/api/v1/namespaces/default/configmaps"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let names: Vec<&str> =
+        list["items"].as_array().unwrap().iter().filter_map(|i| i["metadata"]["name"].as_str()).collect();
     assert_eq!(names.len(), 20, "{names:?}");
     let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "after-restart"}});
-    let created: Value = http.post(format!("{url}/api/v1/namespaces/default/configmaps")).json(&body).send().await.unwrap().json().await.unwrap();
+    let created: Value = http
+        .post(format!("{url}/api/v1/namespaces/default/configmaps"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let rv: u64 = created["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap();
     assert!(rv > last_rv, "resourceVersion {rv} continues after {last_rv}");
     child.kill().unwrap();

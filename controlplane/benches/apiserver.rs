@@ -6,7 +6,10 @@
 //! `cargo bench -p kruise-controlplane --bench apiserver` (set `PODS` to change the count).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark fails loudly
 
-use std::{sync::Arc, time::{Duration, Instant}};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use futures::StreamExt;
 use kruise_controlplane::{
@@ -19,7 +22,10 @@ fn rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|status| {
-            status.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            status
+                .lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
         })
         .unwrap_or(0)
 }
@@ -47,14 +53,20 @@ fn main() {
         let store = Store::in_memory(100_000);
         let started = Instant::now();
         for index in 0..pods {
-            let key = ObjectKey { group: String::new(), resource: "pods".into(), namespace: Some("default".into()), name: format!("pod-{index}") };
+            let key = ObjectKey {
+                group: String::new(),
+                resource: "pods".into(),
+                namespace: Some("default".into()),
+                name: format!("pod-{index}"),
+            };
             store.create(&key, pod(index)).unwrap();
         }
         let baseline = pods as f64 / started.elapsed().as_secs_f64();
         drop(store);
 
         let rss_before = rss_kib();
-        let server = ApiServer::start(ApiServerConfig { history: 200_000, ..Default::default() }).await.unwrap();
+        let server =
+            ApiServer::start(ApiServerConfig { history: 200_000, ..Default::default() }).await.unwrap();
         let url = server.url.clone();
         let http = reqwest::Client::builder().pool_max_idle_per_host(32).build().unwrap();
 
@@ -62,7 +74,11 @@ fn main() {
         let mut watchers = Vec::new();
         let watch_start = Instant::now();
         for _ in 0..10 {
-            let response = http.get(format!("{url}/api/v1/namespaces/default/pods?watch=true&resourceVersion=1")).send().await.unwrap();
+            let response = http
+                .get(format!("{url}/api/v1/namespaces/default/pods?watch=true&resourceVersion=1"))
+                .send()
+                .await
+                .unwrap();
             let expected = pods;
             watchers.push(tokio::spawn(async move {
                 let mut stream = response.bytes_stream();
@@ -95,7 +111,12 @@ fn main() {
                 let mut index = client;
                 while index < pods {
                     let begin = Instant::now();
-                    let response = http.post(format!("{url}/api/v1/namespaces/default/pods")).json(&pod(index)).send().await.unwrap();
+                    let response = http
+                        .post(format!("{url}/api/v1/namespaces/default/pods"))
+                        .json(&pod(index))
+                        .send()
+                        .await
+                        .unwrap();
                     assert_eq!(response.status(), 201);
                     let _ = response.bytes().await;
                     latencies.lock().push(begin.elapsed());
@@ -113,7 +134,8 @@ fn main() {
         let mut delivered = 0usize;
         let mut last = watch_start;
         for watcher in watchers {
-            let (events, finished) = tokio::time::timeout(Duration::from_secs(120), watcher).await.unwrap().unwrap();
+            let (events, finished) =
+                tokio::time::timeout(Duration::from_secs(120), watcher).await.unwrap().unwrap();
             delivered += events;
             last = last.max(finished);
         }
@@ -123,7 +145,8 @@ fn main() {
         let mut get_latencies = Vec::new();
         for index in (0..pods).step_by((pods / 1000).max(1)) {
             let begin = Instant::now();
-            let response = http.get(format!("{url}/api/v1/namespaces/default/pods/pod-{index}")).send().await.unwrap();
+            let response =
+                http.get(format!("{url}/api/v1/namespaces/default/pods/pod-{index}")).send().await.unwrap();
             let _ = response.bytes().await;
             get_latencies.push(begin.elapsed());
         }
@@ -133,7 +156,10 @@ fn main() {
         let create_rate = pods as f64 / create_elapsed.as_secs_f64();
         println!("embedded API server, {pods} pods, 16 HTTP clients, 2 worker threads");
         println!("  pod creates/s over HTTP:        {create_rate:>10.0}");
-        println!("  pod creates/s straight to store: {baseline:>9.0}  (HTTP/baseline ratio {:.3})", create_rate / baseline);
+        println!(
+            "  pod creates/s straight to store: {baseline:>9.0}  (HTTP/baseline ratio {:.3})",
+            create_rate / baseline
+        );
         println!("  watch events/s to 10 watchers:  {watch_rate:>10.0}  ({delivered} events)");
         println!(
             "  create latency p50 / p99:        {:>7.2} ms / {:.2} ms",

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod};
+use kruise_controlplane::apiserver::{ApiServer, ApiServerConfig};
 use kube::{
     Api, Client, Config,
     api::{DeleteParams, ListParams, Patch, PatchParams, PostParams, PropagationPolicy},
     runtime::{WatchStreamExt, watcher},
 };
-use kruise_controlplane::apiserver::{ApiServer, ApiServerConfig};
 use serde_json::json;
 
 async fn start() -> (ApiServer, Client) {
@@ -69,7 +69,10 @@ async fn crud_and_optimistic_concurrency() {
 
     // Creating it again: AlreadyExists.
     let error = api.create(&PostParams::default(), &configmap("cm", json!({}))).await.unwrap_err();
-    assert!(matches!(&error, kube::Error::Api(e) if e.code == 409 && e.reason == "AlreadyExists"), "{error:?}");
+    assert!(
+        matches!(&error, kube::Error::Api(e) if e.code == 409 && e.reason == "AlreadyExists"),
+        "{error:?}"
+    );
 
     api.delete("cm", &DeleteParams::default()).await.unwrap();
     let error = api.get("cm").await.unwrap_err();
@@ -83,15 +86,24 @@ async fn label_and_field_selectors_and_pagination() {
     let api: Api<ConfigMap> = Api::namespaced(client, "default");
     for index in 0..7 {
         let tier = if index % 2 == 0 { "web" } else { "db" };
-        api.create(&PostParams::default(), &configmap(&format!("cm-{index}"), json!({"tier": tier, "n": index.to_string()})))
-            .await
-            .unwrap();
+        api.create(
+            &PostParams::default(),
+            &configmap(&format!("cm-{index}"), json!({"tier": tier, "n": index.to_string()})),
+        )
+        .await
+        .unwrap();
     }
     let names = |list: kube::core::ObjectList<ConfigMap>| -> Vec<String> {
         list.items.into_iter().filter_map(|cm| cm.metadata.name).collect()
     };
-    assert_eq!(names(api.list(&ListParams::default().labels("tier=web")).await.unwrap()), ["cm-0", "cm-2", "cm-4", "cm-6"]);
-    assert_eq!(names(api.list(&ListParams::default().labels("tier!=web,n in (1,3)")).await.unwrap()), ["cm-1", "cm-3"]);
+    assert_eq!(
+        names(api.list(&ListParams::default().labels("tier=web")).await.unwrap()),
+        ["cm-0", "cm-2", "cm-4", "cm-6"]
+    );
+    assert_eq!(
+        names(api.list(&ListParams::default().labels("tier!=web,n in (1,3)")).await.unwrap()),
+        ["cm-1", "cm-3"]
+    );
     assert_eq!(names(api.list(&ListParams::default().labels("!tier")).await.unwrap()), Vec::<String>::new());
     assert_eq!(names(api.list(&ListParams::default().fields("metadata.name=cm-5")).await.unwrap()), ["cm-5"]);
 
@@ -131,13 +143,20 @@ async fn every_patch_type() {
     pods.create(&PostParams::default(), &pod).await.unwrap();
 
     // Merge patch: labels merged.
-    let patched = pods.patch("p", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"labels": {"tier": "web"}}}))).await.unwrap();
+    let patched = pods
+        .patch("p", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"labels": {"tier": "web"}}})))
+        .await
+        .unwrap();
     let labels = patched.metadata.labels.unwrap();
     assert_eq!((labels["app"].as_str(), labels["tier"].as_str()), ("x", "web"));
 
     // Strategic merge: containers merged by name, only b's image changes.
     let patched = pods
-        .patch("p", &PatchParams::default(), &Patch::Strategic(json!({"spec": {"containers": [{"name": "b", "image": "busybox:2"}]}})))
+        .patch(
+            "p",
+            &PatchParams::default(),
+            &Patch::Strategic(json!({"spec": {"containers": [{"name": "b", "image": "busybox:2"}]}})),
+        )
         .await
         .unwrap();
     let containers = patched.spec.unwrap().containers;
@@ -146,10 +165,14 @@ async fn every_patch_type() {
     assert_eq!(containers[1].image.as_deref(), Some("busybox:2"));
 
     // JSON patch, with a failing test op rejected.
-    let patch: json_patch::Patch = serde_json::from_value(json!([{"op": "replace", "path": "/spec/containers/0/image", "value": "nginx:2"}])).unwrap();
+    let patch: json_patch::Patch = serde_json::from_value(
+        json!([{"op": "replace", "path": "/spec/containers/0/image", "value": "nginx:2"}]),
+    )
+    .unwrap();
     let patched = pods.patch("p", &PatchParams::default(), &Patch::<()>::Json(patch)).await.unwrap();
     assert_eq!(patched.spec.unwrap().containers[0].image.as_deref(), Some("nginx:2"));
-    let failing: json_patch::Patch = serde_json::from_value(json!([{"op": "test", "path": "/metadata/name", "value": "other"}])).unwrap();
+    let failing: json_patch::Patch =
+        serde_json::from_value(json!([{"op": "test", "path": "/metadata/name", "value": "other"}])).unwrap();
     assert!(pods.patch("p", &PatchParams::default(), &Patch::<()>::Json(failing)).await.is_err());
 
     // Server-side apply: create, then a second manager conflicting, then force.
@@ -159,7 +182,8 @@ async fn every_patch_type() {
         .await
         .unwrap();
     assert_eq!(applied.data.unwrap().len(), 2);
-    let managers: Vec<String> = applied.metadata.managed_fields.unwrap_or_default().into_iter().filter_map(|m| m.manager).collect();
+    let managers: Vec<String> =
+        applied.metadata.managed_fields.unwrap_or_default().into_iter().filter_map(|m| m.manager).collect();
     assert!(managers.contains(&"alice".to_string()), "{managers:?}");
     let conflict = cms
         .patch("applied", &PatchParams::apply("bob"), &Patch::Apply(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}, "data": {"a": "other"}})))
@@ -191,7 +215,9 @@ async fn finalizers_hold_deletion_until_removed() {
     assert!(deleted.is_left(), "still there while the finalizer is set");
     let held = api.get("held").await.unwrap();
     assert!(held.metadata.deletion_timestamp.is_some());
-    api.patch("held", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}}))).await.unwrap();
+    api.patch("held", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}})))
+        .await
+        .unwrap();
     let error = api.get("held").await.unwrap_err();
     assert!(matches!(&error, kube::Error::Api(e) if e.code == 404), "{error:?}");
     server.shutdown().await;
@@ -199,14 +225,15 @@ async fn finalizers_hold_deletion_until_removed() {
 
 fn owned_configmap(name: &str, owner: &ConfigMap, block: bool) -> ConfigMap {
     let mut cm = configmap(name, json!({}));
-    cm.metadata.owner_references = Some(vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
-        api_version: "v1".into(),
-        kind: "ConfigMap".into(),
-        name: owner.metadata.name.clone().unwrap(),
-        uid: owner.metadata.uid.clone().unwrap(),
-        controller: Some(true),
-        block_owner_deletion: Some(block),
-    }]);
+    cm.metadata.owner_references =
+        Some(vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            name: owner.metadata.name.clone().unwrap(),
+            uid: owner.metadata.uid.clone().unwrap(),
+            controller: Some(true),
+            block_owner_deletion: Some(block),
+        }]);
     cm
 }
 
@@ -214,9 +241,18 @@ fn owned_configmap(name: &str, owner: &ConfigMap, block: bool) -> ConfigMap {
 async fn garbage_collection_in_all_three_modes() {
     let (server, client) = start().await;
     let api: Api<ConfigMap> = Api::namespaced(client, "default");
-    for (mode, policy) in [("background", PropagationPolicy::Background), ("foreground", PropagationPolicy::Foreground), ("orphan", PropagationPolicy::Orphan)] {
-        let owner = api.create(&PostParams::default(), &configmap(&format!("{mode}-owner"), json!({}))).await.unwrap();
-        api.create(&PostParams::default(), &owned_configmap(&format!("{mode}-child"), &owner, true)).await.unwrap();
+    for (mode, policy) in [
+        ("background", PropagationPolicy::Background),
+        ("foreground", PropagationPolicy::Foreground),
+        ("orphan", PropagationPolicy::Orphan),
+    ] {
+        let owner = api
+            .create(&PostParams::default(), &configmap(&format!("{mode}-owner"), json!({})))
+            .await
+            .unwrap();
+        api.create(&PostParams::default(), &owned_configmap(&format!("{mode}-child"), &owner, true))
+            .await
+            .unwrap();
         let params = DeleteParams { propagation_policy: Some(policy), ..Default::default() };
         api.delete(&format!("{mode}-owner"), &params).await.unwrap();
         let child = format!("{mode}-child");
@@ -229,7 +265,11 @@ async fn garbage_collection_in_all_three_modes() {
                 let owner_gone = api.get_opt(&owner_name).await.unwrap().is_none();
                 let child = api.get_opt(&child).await.unwrap();
                 match mode {
-                    "orphan" => owner_gone && child.is_some_and(|c| c.metadata.owner_references.unwrap_or_default().is_empty()),
+                    "orphan" => {
+                        owner_gone
+                            && child
+                                .is_some_and(|c| c.metadata.owner_references.unwrap_or_default().is_empty())
+                    }
                     _ => owner_gone && child.is_none(),
                 }
             }
@@ -245,23 +285,27 @@ async fn watcher_and_reflector_follow_changes() {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
     api.create(&PostParams::default(), &configmap("before", json!({"w": "1"}))).await.unwrap();
     let (reader, writer) = kube::runtime::reflector::store::<ConfigMap>();
-    let stream = kube::runtime::reflector(writer, watcher(api.clone(), watcher::Config::default().labels("w=1")))
-        .applied_objects()
-        .boxed();
+    let stream =
+        kube::runtime::reflector(writer, watcher(api.clone(), watcher::Config::default().labels("w=1")))
+            .applied_objects()
+            .boxed();
     let task = tokio::spawn(async move { stream.try_for_each(|_| async { Ok(()) }).await });
     api.create(&PostParams::default(), &configmap("after", json!({"w": "1"}))).await.unwrap();
     api.create(&PostParams::default(), &configmap("other", json!({"w": "2"}))).await.unwrap();
     eventually("reflector sees both matching configmaps", || {
         let reader = reader.clone();
         async move {
-            let mut names: Vec<String> = reader.state().iter().filter_map(|cm| cm.metadata.name.clone()).collect();
+            let mut names: Vec<String> =
+                reader.state().iter().filter_map(|cm| cm.metadata.name.clone()).collect();
             names.sort();
             names == ["after", "before"]
         }
     })
     .await;
     // A label change that stops matching removes it from the store (a DELETED for this watcher).
-    api.patch("after", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"labels": {"w": "9"}}}))).await.unwrap();
+    api.patch("after", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"labels": {"w": "9"}}})))
+        .await
+        .unwrap();
     eventually("reflector drops the object that stopped matching", || {
         let reader = reader.clone();
         async move { reader.state().len() == 1 }
@@ -274,7 +318,8 @@ async fn watcher_and_reflector_follow_changes() {
         .applied_objects()
         .take(3)
         .try_collect::<Vec<_>>();
-    let initial = tokio::time::timeout(Duration::from_secs(10), initial).await.expect("streaming list").unwrap();
+    let initial =
+        tokio::time::timeout(Duration::from_secs(10), initial).await.expect("streaming list").unwrap();
     assert_eq!(initial.len(), 3);
     server.shutdown().await;
 }
@@ -298,7 +343,9 @@ async fn a_watch_from_a_compacted_version_gets_410_and_the_watcher_recovers() {
     }
     // kube-rs' watcher re-lists after a 410 and ends up with everything.
     let (reader, writer) = kube::runtime::reflector::store::<ConfigMap>();
-    let stream = kube::runtime::reflector(writer, watcher(api.clone(), watcher::Config::default())).applied_objects().boxed();
+    let stream = kube::runtime::reflector(writer, watcher(api.clone(), watcher::Config::default()))
+        .applied_objects()
+        .boxed();
     let task = tokio::spawn(async move { stream.try_for_each(|_| async { Ok(()) }).await });
     eventually("reflector lists all 20", || {
         let reader = reader.clone();
@@ -317,13 +364,15 @@ async fn bad_input_is_rejected_and_nothing_is_stored() {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
     let rv_before = api.list(&ListParams::default()).await.unwrap().metadata.resource_version;
 
-    let malformed = http.post(&url).header("content-type", "application/json").body("{not json").send().await.unwrap();
+    let malformed =
+        http.post(&url).header("content-type", "application/json").body("{not json").send().await.unwrap();
     assert_eq!(malformed.status(), 400);
     let status: serde_json::Value = malformed.json().await.unwrap();
     assert_eq!(status["kind"], "Status");
     assert_eq!(status["reason"], "BadRequest");
 
-    let bad_yaml = http.post(&url).header("content-type", "application/yaml").body("a: [1, 2").send().await.unwrap();
+    let bad_yaml =
+        http.post(&url).header("content-type", "application/yaml").body("a: [1, 2").send().await.unwrap();
     assert_eq!(bad_yaml.status(), 400);
 
     let unknown_kind = http.get(format!("{}/apis/example.com/v1/widgets", server.url)).send().await.unwrap();
@@ -331,14 +380,20 @@ async fn bad_input_is_rejected_and_nothing_is_stored() {
 
     // Invalid pod: 422 naming each field.
     let pods: Api<Pod> = Api::namespaced(client, "default");
-    let bad: Pod = serde_json::from_value(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "Bad_Name"},
-        "spec": {"containers": [{"name": "c", "image": ""}]}})).unwrap();
+    let bad: Pod =
+        serde_json::from_value(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "Bad_Name"},
+        "spec": {"containers": [{"name": "c", "image": ""}]}}))
+        .unwrap();
     let error = pods.create(&PostParams::default(), &bad).await.unwrap_err();
     match error {
         kube::Error::Api(error) => {
             assert_eq!(error.code, 422);
             assert_eq!(error.reason, "Invalid");
-            assert!(error.message.contains("metadata.name") && error.message.contains("spec.containers[0].image"), "{}", error.message);
+            assert!(
+                error.message.contains("metadata.name") && error.message.contains("spec.containers[0].image"),
+                "{}",
+                error.message
+            );
         }
         other => panic!("{other:?}"),
     }

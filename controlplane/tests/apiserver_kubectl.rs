@@ -48,7 +48,13 @@ impl Kubectl {
     }
 
     fn run_stdin(&self, args: &[&str], input: &str) -> String {
-        let mut child = self.command(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         use std::io::Write;
         child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
         let output = child.wait_with_output().unwrap();
@@ -69,9 +75,10 @@ async fn setup() -> Option<(ApiServer, Kubectl, tempfile::TempDir)> {
     };
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("kubeconfig");
-    let server = ApiServer::start(ApiServerConfig { kubeconfig_path: Some(kubeconfig.clone()), ..Default::default() })
-        .await
-        .unwrap();
+    let server =
+        ApiServer::start(ApiServerConfig { kubeconfig_path: Some(kubeconfig.clone()), ..Default::default() })
+            .await
+            .unwrap();
     Some((server, Kubectl { binary, kubeconfig }, dir))
 }
 
@@ -138,7 +145,10 @@ async fn kubectl_drives_the_embedded_api_server() {
 
     // A CRD and a custom object, then a table with the printer columns and -o yaml.
     let out = kubectl.run_stdin(&["apply", "-f", "-"], WIDGET_CRD);
-    assert!(out.contains("customresourcedefinition.apiextensions.k8s.io/widgets.example.com created"), "{out}");
+    assert!(
+        out.contains("customresourcedefinition.apiextensions.k8s.io/widgets.example.com created"),
+        "{out}"
+    );
     kubectl.run(&["wait", "--for=condition=Established", "crd/widgets.example.com", "--timeout=20s"]);
     let out = kubectl.run_stdin(
         &["apply", "-f", "-"],
@@ -148,7 +158,10 @@ async fn kubectl_drives_the_embedded_api_server() {
     let table = kubectl.run(&["get", "wdg", "-n", "demo"]);
     let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
     assert_eq!(header, ["NAME", "REPLICAS", "COLOR"], "{table}");
-    assert!(table.lines().nth(1).unwrap().split_whitespace().collect::<Vec<_>>() == ["w1", "2", "red"], "{table}");
+    assert!(
+        table.lines().nth(1).unwrap().split_whitespace().collect::<Vec<_>>() == ["w1", "2", "red"],
+        "{table}"
+    );
     let yaml = kubectl.run(&["get", "widget", "w1", "-n", "demo", "-o", "yaml"]);
     assert!(yaml.contains("color: red") && yaml.contains("resourceVersion:"), "{yaml}");
 
@@ -166,7 +179,10 @@ async fn kubectl_drives_the_embedded_api_server() {
         })
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success() && stderr.contains("spec.replicas") && stderr.contains("spec.color"), "{stderr}");
+    assert!(
+        !output.status.success() && stderr.contains("spec.replicas") && stderr.contains("spec.color"),
+        "{stderr}"
+    );
 
     // get -w sees an update made while it watches.
     let mut watcher = kubectl
@@ -189,17 +205,63 @@ async fn kubectl_drives_the_embedded_api_server() {
         lines
     });
     tokio::time::sleep(Duration::from_millis(800)).await;
-    kubectl.run(&["patch", "configmap", "settings", "-n", "demo", "--type=merge", "-p", r#"{"data":{"a":"3"}}"#]);
+    kubectl.run(&[
+        "patch",
+        "configmap",
+        "settings",
+        "-n",
+        "demo",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"a":"3"}}"#,
+    ]);
     let lines = tokio::task::spawn_blocking(move || reader.join().unwrap());
-    let lines = tokio::time::timeout(Duration::from_secs(10), lines).await.expect("get -w saw the update").unwrap();
+    let lines =
+        tokio::time::timeout(Duration::from_secs(10), lines).await.expect("get -w saw the update").unwrap();
     let _ = watcher.kill();
+    let _ = watcher.wait();
     assert_eq!(lines.last().map(String::as_str), Some("3"), "{lines:?}");
 
     // The three patch types.
-    kubectl.run(&["patch", "pod", "web", "-n", "demo", "--type=strategic", "-p", r#"{"spec":{"containers":[{"name":"side","image":"busybox:2"}]}}"#]);
-    kubectl.run(&["patch", "pod", "web", "-n", "demo", "--type=json", "-p", r#"[{"op":"replace","path":"/spec/containers/0/image","value":"nginx:1.26"}]"#]);
-    kubectl.run(&["patch", "pod", "web", "-n", "demo", "--type=merge", "-p", r#"{"metadata":{"labels":{"patched":"yes"}}}"#]);
-    let images = kubectl.run(&["get", "pod", "web", "-n", "demo", "-o", "jsonpath={.spec.containers[*].image} {.metadata.labels.patched}"]);
+    kubectl.run(&[
+        "patch",
+        "pod",
+        "web",
+        "-n",
+        "demo",
+        "--type=strategic",
+        "-p",
+        r#"{"spec":{"containers":[{"name":"side","image":"busybox:2"}]}}"#,
+    ]);
+    kubectl.run(&[
+        "patch",
+        "pod",
+        "web",
+        "-n",
+        "demo",
+        "--type=json",
+        "-p",
+        r#"[{"op":"replace","path":"/spec/containers/0/image","value":"nginx:1.26"}]"#,
+    ]);
+    kubectl.run(&[
+        "patch",
+        "pod",
+        "web",
+        "-n",
+        "demo",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"labels":{"patched":"yes"}}}"#,
+    ]);
+    let images = kubectl.run(&[
+        "get",
+        "pod",
+        "web",
+        "-n",
+        "demo",
+        "-o",
+        "jsonpath={.spec.containers[*].image} {.metadata.labels.patched}",
+    ]);
     assert_eq!(images, "nginx:1.26 busybox:2 yes");
 
     // scale of a custom resource through its scale subresource.
@@ -209,7 +271,14 @@ async fn kubectl_drives_the_embedded_api_server() {
 
     // wait --for=condition on a status condition.
     kubectl.run(&[
-        "patch", "widget", "w1", "-n", "demo", "--subresource=status", "--type=merge", "-p",
+        "patch",
+        "widget",
+        "w1",
+        "-n",
+        "demo",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
         r#"{"status":{"replicas":5,"conditions":[{"type":"Ready","status":"True"}]}}"#,
     ]);
     kubectl.run(&["wait", "--for=condition=Ready", "widget/w1", "-n", "demo", "--timeout=10s"]);
@@ -221,16 +290,42 @@ async fn kubectl_drives_the_embedded_api_server() {
 
     // Deletes with each cascade mode: owner and dependent configmaps.
     for mode in ["background", "foreground", "orphan"] {
-        kubectl.run_stdin(&["apply", "-f", "-"], &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: owner-{mode}, namespace: demo}}\n"));
-        let uid = kubectl.run(&["get", "configmap", &format!("owner-{mode}"), "-n", "demo", "-o", "jsonpath={.metadata.uid}"]);
+        kubectl.run_stdin(
+            &["apply", "-f", "-"],
+            &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: owner-{mode}, namespace: demo}}\n"),
+        );
+        let uid = kubectl.run(&[
+            "get",
+            "configmap",
+            &format!("owner-{mode}"),
+            "-n",
+            "demo",
+            "-o",
+            "jsonpath={.metadata.uid}",
+        ]);
         kubectl.run_stdin(
             &["apply", "-f", "-"],
             &format!(
                 "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: child-{mode}\n  namespace: demo\n  ownerReferences:\n  - {{apiVersion: v1, kind: ConfigMap, name: owner-{mode}, uid: {uid}, blockOwnerDeletion: true}}\n"
             ),
         );
-        kubectl.run(&["delete", "configmap", &format!("owner-{mode}"), "-n", "demo", &format!("--cascade={mode}"), "--timeout=20s"]);
-        let child_exists = || kubectl.command(&["get", "configmap", &format!("child-{mode}"), "-n", "demo"]).output().unwrap().status.success();
+        kubectl.run(&[
+            "delete",
+            "configmap",
+            &format!("owner-{mode}"),
+            "-n",
+            "demo",
+            &format!("--cascade={mode}"),
+            "--timeout=20s",
+        ]);
+        let child_exists = || {
+            kubectl
+                .command(&["get", "configmap", &format!("child-{mode}"), "-n", "demo"])
+                .output()
+                .unwrap()
+                .status
+                .success()
+        };
         let mut settled = false;
         for _ in 0..50 {
             let exists = child_exists();

@@ -6,12 +6,12 @@ use std::{sync::Arc, time::Duration};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kruise_controlplane::apiserver::{ApiServer, ApiServerConfig};
 use kube::{
     Api, Client, Config, Resource, ResourceExt,
     api::{ListParams, ObjectMeta, Patch, PatchParams, PostParams, WatchParams},
     runtime::{Controller, controller::Action, watcher},
 };
-use kruise_controlplane::apiserver::{ApiServer, ApiServerConfig};
 use serde_json::json;
 
 fn client_for(server: &ApiServer) -> Client {
@@ -26,7 +26,10 @@ async fn objects_and_resource_versions_survive_a_restart_and_watches_resume() {
     let api: Api<ConfigMap> = Api::namespaced(client_for(&server), "default");
     let mut last = String::new();
     for index in 0..5 {
-        let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": format!("keep-{index}")}, "data": {"i": index.to_string()}})).unwrap();
+        let cm: ConfigMap = serde_json::from_value(
+            json!({"metadata": {"name": format!("keep-{index}")}, "data": {"i": index.to_string()}}),
+        )
+        .unwrap();
         last = api.create(&PostParams::default(), &cm).await.unwrap().metadata.resource_version.unwrap();
     }
     // Every write was on disk before it was acknowledged; the process-level crash test (kill -9)
@@ -42,7 +45,9 @@ async fn objects_and_resource_versions_survive_a_restart_and_watches_resume() {
 
     // A watch from the last version seen before the restart gets exactly the later change.
     let mut stream = api.watch(&WatchParams::default(), &last).await.unwrap().boxed();
-    api.patch("keep-0", &PatchParams::default(), &Patch::Merge(json!({"data": {"i": "changed"}}))).await.unwrap();
+    api.patch("keep-0", &PatchParams::default(), &Patch::Merge(json!({"data": {"i": "changed"}})))
+        .await
+        .unwrap();
     let event = tokio::time::timeout(Duration::from_secs(5), stream.next()).await.unwrap().unwrap().unwrap();
     match event {
         kube::api::WatchEvent::Modified(cm) => {
@@ -79,11 +84,23 @@ async fn reconcile(configmap: Arc<ConfigMap>, context: Arc<Context>) -> Result<A
     let secrets: Api<Secret> = Api::namespaced(context.client.clone(), &namespace);
     let owner = configmap.controller_owner_ref(&()).unwrap();
     let secret = Secret {
-        metadata: ObjectMeta { name: Some(configmap.name_any()), owner_references: Some(vec![owner]), ..Default::default() },
-        string_data: Some([("copied".to_string(), configmap.data.clone().unwrap_or_default().get("v").cloned().unwrap_or_default())].into()),
+        metadata: ObjectMeta {
+            name: Some(configmap.name_any()),
+            owner_references: Some(vec![owner]),
+            ..Default::default()
+        },
+        string_data: Some(
+            [(
+                "copied".to_string(),
+                configmap.data.clone().unwrap_or_default().get("v").cloned().unwrap_or_default(),
+            )]
+            .into(),
+        ),
         ..Default::default()
     };
-    secrets.patch(&configmap.name_any(), &PatchParams::apply("test-controller").force(), &Patch::Apply(&secret)).await?;
+    secrets
+        .patch(&configmap.name_any(), &PatchParams::apply("test-controller").force(), &Patch::Apply(&secret))
+        .await?;
     Ok(Action::await_change())
 }
 
@@ -108,7 +125,10 @@ async fn a_kube_rs_controller_owns_children_and_sees_their_events() {
         });
     let task = tokio::spawn(controller);
 
-    let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "parent", "labels": {"managed": "true"}}, "data": {"v": "1"}})).unwrap();
+    let cm: ConfigMap = serde_json::from_value(
+        json!({"metadata": {"name": "parent", "labels": {"managed": "true"}}, "data": {"v": "1"}}),
+    )
+    .unwrap();
     configmaps.create(&PostParams::default(), &cm).await.unwrap();
     let mut child = None;
     for _ in 0..100 {
@@ -126,11 +146,11 @@ async fn a_kube_rs_controller_owns_children_and_sees_their_events() {
     secrets.delete("parent", &Default::default()).await.unwrap();
     let mut recreated = false;
     for _ in 0..100 {
-        if let Some(secret) = secrets.get_opt("parent").await.unwrap() {
-            if secret.uid() != child.uid() {
-                recreated = true;
-                break;
-            }
+        if let Some(secret) = secrets.get_opt("parent").await.unwrap()
+            && secret.uid() != child.uid()
+        {
+            recreated = true;
+            break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

@@ -9,12 +9,12 @@ use std::{net::SocketAddr, time::Duration};
 use axum::{Json, Router, routing::post};
 use base64::Engine;
 use k8s_openapi::api::core::v1::ConfigMap;
+use kruise_controlplane::apiserver::{ApiServer, ApiServerConfig, tls};
 use kube::{
     Api, Client, Config,
     api::{DynamicObject, PostParams},
     core::{ApiResource, GroupVersionKind},
 };
-use kruise_controlplane::apiserver::{ApiServer, ApiServerConfig, tls};
 use serde_json::{Value, json};
 
 async fn start() -> (ApiServer, Client) {
@@ -111,7 +111,14 @@ fn webhook_configuration(kind: &str, name: &str, url: &str, ca: &str, policy: &s
     })
 }
 
-async fn create_dynamic(client: &Client, group: &str, version: &str, kind: &str, plural: &str, object: Value) -> Result<DynamicObject, kube::Error> {
+async fn create_dynamic(
+    client: &Client,
+    group: &str,
+    version: &str,
+    kind: &str,
+    plural: &str,
+    object: Value,
+) -> Result<DynamicObject, kube::Error> {
     let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
     let api: Api<DynamicObject> = if object.pointer("/metadata/namespace").is_some() {
         Api::namespaced_with(client.clone(), object["metadata"]["namespace"].as_str().unwrap(), &resource)
@@ -122,17 +129,31 @@ async fn create_dynamic(client: &Client, group: &str, version: &str, kind: &str,
 }
 
 fn configmap(name: &str, selector_label: &str) -> ConfigMap {
-    serde_json::from_value(json!({"metadata": {"name": name, "labels": {"webhook-test": selector_label}}})).unwrap()
+    serde_json::from_value(json!({"metadata": {"name": name, "labels": {"webhook-test": selector_label}}}))
+        .unwrap()
 }
 
 #[tokio::test]
 async fn mutating_webhook_patch_lands_on_matching_objects_only() {
     let (server, client) = start().await;
     let (address, ca) = webhook_server().await;
-    let config = webhook_configuration("MutatingWebhookConfiguration", "mutator", &format!("https://{address}/mutate"), &ca, "Fail");
-    create_dynamic(&client, "admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", config)
-        .await
-        .unwrap();
+    let config = webhook_configuration(
+        "MutatingWebhookConfiguration",
+        "mutator",
+        &format!("https://{address}/mutate"),
+        &ca,
+        "Fail",
+    );
+    create_dynamic(
+        &client,
+        "admissionregistration.k8s.io",
+        "v1",
+        "MutatingWebhookConfiguration",
+        "mutatingwebhookconfigurations",
+        config,
+    )
+    .await
+    .unwrap();
     let api: Api<ConfigMap> = Api::namespaced(client, "default");
     let created = api.create(&PostParams::default(), &configmap("mutated", "mutator")).await.unwrap();
     assert_eq!(created.metadata.labels.unwrap().get("mutated-by").map(String::as_str), Some("webhook"));
@@ -154,9 +175,16 @@ async fn failure_policy_fail_denies_while_the_webhook_is_down_and_ignore_does_no
     let url = format!("https://{closed}/deny");
     for (name, policy) in [("strict", "Fail"), ("lenient", "Ignore")] {
         let config = webhook_configuration("ValidatingWebhookConfiguration", name, &url, &ca, policy);
-        create_dynamic(&client, "admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", config)
-            .await
-            .unwrap();
+        create_dynamic(
+            &client,
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingWebhookConfiguration",
+            "validatingwebhookconfigurations",
+            config,
+        )
+        .await
+        .unwrap();
     }
     let api: Api<ConfigMap> = Api::namespaced(client, "default");
     let error = api.create(&PostParams::default(), &configmap("blocked", "strict")).await.unwrap_err();
@@ -176,16 +204,33 @@ async fn failure_policy_fail_denies_while_the_webhook_is_down_and_ignore_does_no
 async fn validating_webhook_denial_reaches_the_client() {
     let (server, client) = start().await;
     let (address, ca) = webhook_server().await;
-    let config = webhook_configuration("ValidatingWebhookConfiguration", "denier", &format!("https://{address}/deny"), &ca, "Fail");
-    create_dynamic(&client, "admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", config)
-        .await
-        .unwrap();
+    let config = webhook_configuration(
+        "ValidatingWebhookConfiguration",
+        "denier",
+        &format!("https://{address}/deny"),
+        &ca,
+        "Fail",
+    );
+    create_dynamic(
+        &client,
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+        config,
+    )
+    .await
+    .unwrap();
     let api: Api<ConfigMap> = Api::namespaced(client, "default");
     let error = api.create(&PostParams::default(), &configmap("forbidden-one", "denier")).await.unwrap_err();
     match error {
         kube::Error::Api(error) => {
             assert_eq!(error.code, 403);
-            assert!(error.message.contains("admission webhook \"denier.example.com\" denied the request"), "{}", error.message);
+            assert!(
+                error.message.contains("admission webhook \"denier.example.com\" denied the request"),
+                "{}",
+                error.message
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -215,12 +260,25 @@ async fn conversion_webhook_serves_a_stored_v1beta1_object_as_v1alpha1() {
             }},
         }
     });
-    create_dynamic(&client, "apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", crd).await.unwrap();
+    create_dynamic(
+        &client,
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        crd,
+    )
+    .await
+    .unwrap();
     let widget = json!({"apiVersion": "example.com/v1beta1", "kind": "Widget", "metadata": {"name": "w", "namespace": "default"}, "spec": {"size": 3}});
-    let created = create_dynamic(&client, "example.com", "v1beta1", "Widget", "widgets", widget).await.unwrap();
+    let created =
+        create_dynamic(&client, "example.com", "v1beta1", "Widget", "widgets", widget).await.unwrap();
     assert_eq!(created.data["spec"]["size"], 3);
 
-    let alpha = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("example.com", "v1alpha1", "Widget"), "widgets");
+    let alpha = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("example.com", "v1alpha1", "Widget"),
+        "widgets",
+    );
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &alpha);
     let read = api.get("w").await.unwrap();
     assert_eq!(read.types.as_ref().unwrap().api_version, "example.com/v1alpha1");
@@ -230,7 +288,10 @@ async fn conversion_webhook_serves_a_stored_v1beta1_object_as_v1alpha1() {
     // Writing at v1alpha1 is converted to storage and back.
     let widget = json!({"apiVersion": "example.com/v1alpha1", "kind": "Widget", "metadata": {"name": "w2", "namespace": "default"}, "spec": {"replicas": 5}});
     create_dynamic(&client, "example.com", "v1alpha1", "Widget", "widgets", widget).await.unwrap();
-    let beta = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("example.com", "v1beta1", "Widget"), "widgets");
+    let beta = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("example.com", "v1beta1", "Widget"),
+        "widgets",
+    );
     let api: Api<DynamicObject> = Api::namespaced_with(client, "default", &beta);
     let stored = tokio::time::timeout(Duration::from_secs(5), api.get("w2")).await.unwrap().unwrap();
     assert_eq!(stored.data["spec"]["size"], 5);

@@ -111,10 +111,16 @@ impl Admission {
                     )));
                 }
                 let bytes = base64::engine::general_purpose::STANDARD.decode(patch).map_err(|error| {
-                    ApiError::internal(format!("admission webhook \"{}\" returned a bad patch: {error}", webhook_name(&webhook)))
+                    ApiError::internal(format!(
+                        "admission webhook \"{}\" returned a bad patch: {error}",
+                        webhook_name(&webhook)
+                    ))
                 })?;
                 let patch: Value = serde_json::from_slice(&bytes).map_err(|error| {
-                    ApiError::internal(format!("admission webhook \"{}\" returned a bad patch: {error}", webhook_name(&webhook)))
+                    ApiError::internal(format!(
+                        "admission webhook \"{}\" returned a bad patch: {error}",
+                        webhook_name(&webhook)
+                    ))
                 })?;
                 *object = json_patch(object, &patch).map_err(|error| {
                     ApiError::internal(format!(
@@ -161,7 +167,13 @@ impl Admission {
             .collect()
     }
 
-    fn matches(&self, webhook: &Value, request: &AdmissionRequest<'_>, object: Option<&Value>, old: Option<&Value>) -> bool {
+    fn matches(
+        &self,
+        webhook: &Value,
+        request: &AdmissionRequest<'_>,
+        object: Option<&Value>,
+        old: Option<&Value>,
+    ) -> bool {
         let rules = webhook.get("rules").and_then(Value::as_array).cloned().unwrap_or_default();
         let rule_matches = rules.iter().any(|rule| rule_matches(rule, request));
         if !rule_matches {
@@ -241,7 +253,9 @@ impl Admission {
                 "options": {"apiVersion": "meta.k8s.io/v1", "kind": request.operation.options_kind()},
             }
         });
-        let timeout = Duration::from_secs(webhook.get("timeoutSeconds").and_then(Value::as_u64).unwrap_or(10).clamp(1, 30));
+        let timeout = Duration::from_secs(
+            webhook.get("timeoutSeconds").and_then(Value::as_u64).unwrap_or(10).clamp(1, 30),
+        );
         let client_config = webhook.get("clientConfig").cloned().unwrap_or(json!({}));
         match self.client.call(&client_config, &review, timeout).await {
             Ok(answer) => match answer.get("response") {
@@ -316,7 +330,8 @@ fn is_empty_selector(selector: &Value) -> bool {
 
 /// Turns a `metav1.LabelSelector` object into the string form and parses it.
 fn label_selector_from_object(selector: &Value) -> Option<LabelSelector> {
-    let typed: k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector = serde_json::from_value(selector.clone()).ok()?;
+    let typed: k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector =
+        serde_json::from_value(selector.clone()).ok()?;
     LabelSelector::parse(&kruise_crds::selector::to_selector_string(&typed)).ok()
 }
 
@@ -338,7 +353,8 @@ fn check_allowed(webhook: &Value, response: &Value) -> Result<(), ApiError> {
     }
     let status = response.get("status").cloned().unwrap_or(json!({}));
     let message = status.get("message").and_then(Value::as_str).unwrap_or_default();
-    let code = status.get("code").and_then(Value::as_u64).filter(|c| (400..600).contains(c)).unwrap_or(403) as u16;
+    let code =
+        status.get("code").and_then(Value::as_u64).filter(|c| (400..600).contains(c)).unwrap_or(403) as u16;
     let reason = match code {
         400 => "BadRequest",
         404 => "NotFound",

@@ -94,17 +94,33 @@ impl Api {
     }
 
     /// Converts a stored object to `version`.
-    pub async fn to_version(&self, def: &ResourceDef, object: Value, version: &str) -> Result<Value, ApiError> {
+    pub async fn to_version(
+        &self,
+        def: &ResourceDef,
+        object: Value,
+        version: &str,
+    ) -> Result<Value, ApiError> {
         self.converter.convert(def, object, version).await
     }
 
     /// Converts stored objects to `version` in one batch.
-    pub async fn all_to_version(&self, def: &ResourceDef, objects: Vec<Value>, version: &str) -> Result<Vec<Value>, ApiError> {
+    pub async fn all_to_version(
+        &self,
+        def: &ResourceDef,
+        objects: Vec<Value>,
+        version: &str,
+    ) -> Result<Vec<Value>, ApiError> {
         self.converter.convert_all(def, objects, version).await
     }
 
     /// GET one object.
-    pub async fn get(&self, def: &ResourceDef, version: &str, namespace: Option<&str>, name: &str) -> Result<Value, ApiError> {
+    pub async fn get(
+        &self,
+        def: &ResourceDef,
+        version: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, ApiError> {
         let stored = self
             .store
             .get(&Self::key(def, namespace, name))
@@ -135,7 +151,9 @@ impl Api {
                 continue;
             }
             if options.limit > 0 && selected.len() == options.limit {
-                next = selected.last().map(|last: &Value| super::filter::encode_continue(rv, &super::filter::position(last)));
+                next = selected
+                    .last()
+                    .map(|last: &Value| super::filter::encode_continue(rv, &super::filter::position(last)));
                 break;
             }
             selected.push((**object).clone());
@@ -155,7 +173,8 @@ impl Api {
     ) -> Result<Written, ApiError> {
         let mut object = self.check_body_type(def, version, body)?;
         if def.namespaced {
-            let namespace = namespace.ok_or_else(|| ApiError::bad_request("the namespace of the object must be set"))?;
+            let namespace =
+                namespace.ok_or_else(|| ApiError::bad_request("the namespace of the object must be set"))?;
             match objects::namespace(&object) {
                 Some(given) if given != namespace => {
                     return Err(ApiError::bad_request(
@@ -173,13 +192,18 @@ impl Api {
                 objects::meta_str(&object, "resourceVersion").unwrap_or_default(),
                 "must be empty",
             )];
-            return Err(ApiError::invalid(&def.group, &def.kind, objects::name(&object).unwrap_or_default(), &errors));
+            return Err(ApiError::invalid(
+                &def.group,
+                &def.kind,
+                objects::name(&object).unwrap_or_default(),
+                &errors,
+            ));
         }
-        if objects::name(&object).is_none() {
-            if let Some(prefix) = objects::meta_str(&object, "generateName").filter(|p| !p.is_empty()) {
-                let generated = format!("{prefix}{}", objects::random_suffix());
-                objects::set_meta(&mut object, "name", Some(json!(generated)));
-            }
+        if objects::name(&object).is_none()
+            && let Some(prefix) = objects::meta_str(&object, "generateName").filter(|p| !p.is_empty())
+        {
+            let generated = format!("{prefix}{}", objects::random_suffix());
+            objects::set_meta(&mut object, "name", Some(json!(generated)));
         }
         let mut warnings = self.normalize(def, version, &mut object, options.field_validation)?;
         let now = objects::now_rfc3339();
@@ -197,11 +221,18 @@ impl Api {
         }
         // A server-side apply create arrives with the applier's managed fields already recorded.
         if object.pointer("/metadata/managedFields").is_none() {
-            object = apply::record_update(None, &object, &options.field_manager, &self.list_types(def, version), &now);
+            object = apply::record_update(
+                None,
+                &object,
+                &options.field_manager,
+                &self.list_types(def, version),
+                &now,
+            );
         }
 
         let name = objects::name(&object).unwrap_or_default().to_string();
-        let request = self.admission_request(def, version, namespace, &name, "", Operation::Create, options.dry_run);
+        let request =
+            self.admission_request(def, version, namespace, &name, "", Operation::Create, options.dry_run);
         warnings.extend(self.admission.mutate(&request, &mut object, None).await?.warnings);
         self.validate(def, version, &object, None, None)?;
         warnings.extend(self.admission.validate(&request, Some(&object), None).await?.warnings);
@@ -209,7 +240,10 @@ impl Api {
             self.check_namespace_accepts(namespace.unwrap_or_default(), &def.resource, &name)?;
         }
         if name.is_empty() {
-            let errors = vec![FieldError::required(&FieldPath::root("metadata").child("name"), "name or generateName is required")];
+            let errors = vec![FieldError::required(
+                &FieldPath::root("metadata").child("name"),
+                "name or generateName is required",
+            )];
             return Err(ApiError::invalid(&def.group, &def.kind, "", &errors));
         }
         if options.dry_run {
@@ -236,7 +270,11 @@ impl Api {
 
     /// Rebuilds the custom resources of the registry from the stored CRDs.
     pub fn refresh_custom_resources(&self) {
-        let collection = CollectionKey { group: "apiextensions.k8s.io".into(), resource: "customresourcedefinitions".into(), namespace: None };
+        let collection = CollectionKey {
+            group: "apiextensions.k8s.io".into(),
+            resource: "customresourcedefinitions".into(),
+            namespace: None,
+        };
         let (stored, _) = self.store.list(&collection);
         let crds: Vec<_> = stored
             .iter()
@@ -263,8 +301,10 @@ impl Api {
             return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
         }
         let precondition = objects::resource_version(&body);
-        self.write_existing(def, version, namespace, name, subresource, options, precondition, move |_| Ok(body.clone()))
-            .await
+        self.write_existing(def, version, namespace, name, subresource, options, precondition, move |_| {
+            Ok(body.clone())
+        })
+        .await
     }
 
     /// PATCH: applies `patch_body` of the given type to an object (or its `status`).
@@ -280,11 +320,13 @@ impl Api {
         patch_body: Value,
         options: &WriteOptions,
     ) -> Result<Written, ApiError> {
-        if patch_type == PatchType::Strategic && merge_keys::kind_patch_meta(&def.group, &def.kind).is_none() {
-            return Err(ApiError::unsupported_media_type(format!(
+        if patch_type == PatchType::Strategic && merge_keys::kind_patch_meta(&def.group, &def.kind).is_none()
+        {
+            return Err(ApiError::unsupported_media_type(
                 "the body of the request was in an unknown format - accepted media types include: \
                  application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
-            )));
+                    .to_string(),
+            ));
         }
         if patch_type == PatchType::Apply {
             let exists = self.store.get(&Self::key(def, namespace, name)).is_some();
@@ -293,7 +335,10 @@ impl Api {
             }
         }
         let precondition = match patch_type {
-            PatchType::Merge | PatchType::Strategic => patch_body.pointer("/metadata/resourceVersion").and_then(Value::as_str).and_then(|rv| rv.parse().ok()),
+            PatchType::Merge | PatchType::Strategic => patch_body
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+                .and_then(|rv| rv.parse().ok()),
             _ => None,
         };
         let lists = self.list_types(def, version);
@@ -305,36 +350,55 @@ impl Api {
         let resource = def.resource.clone();
         let has_status = def.has_status();
         let subresource_is_main = subresource.is_none();
-        self.write_existing(def, version, namespace, name, subresource, options, precondition, move |current| {
-            let patched = match patch_type {
-                PatchType::Json => patch::json_patch(current, &patch_body),
-                PatchType::Merge => patch::merge_patch(current, &patch_body),
-                PatchType::Strategic => match merge_keys::kind_patch_meta(&group, &kind) {
-                    Some(meta) => patch::strategic_merge_patch(current, &patch_body, meta),
-                    None => return Err(ApiError::unsupported_media_type("strategic merge patch is not supported")),
-                },
-                PatchType::Apply => {
-                    // With a status subresource, the main resource's apply cannot set status.
-                    let mut config = patch_body.clone();
-                    if has_status && subresource_is_main {
-                        config.as_object_mut().map(|c| c.remove("status"));
-                    }
-                    return apply::apply(Some(current), &config, &manager, force, &*lists, &now).map_err(|error| match error {
-                        apply::ApplyError::Conflicts(conflicts) => {
-                            let message = apply::conflict_message(Some(current), &conflicts);
-                            let pairs: Vec<(String, String)> =
-                                conflicts.into_iter().map(|c| (c.manager, c.field)).collect();
-                            let mut error =
-                                ApiError::apply_conflict(&group, &resource, objects::name(current).unwrap_or_default(), &pairs);
-                            error.message = message;
-                            error
+        self.write_existing(
+            def,
+            version,
+            namespace,
+            name,
+            subresource,
+            options,
+            precondition,
+            move |current| {
+                let patched = match patch_type {
+                    PatchType::Json => patch::json_patch(current, &patch_body),
+                    PatchType::Merge => patch::merge_patch(current, &patch_body),
+                    PatchType::Strategic => match merge_keys::kind_patch_meta(&group, &kind) {
+                        Some(meta) => patch::strategic_merge_patch(current, &patch_body, meta),
+                        None => {
+                            return Err(ApiError::unsupported_media_type(
+                                "strategic merge patch is not supported",
+                            ));
                         }
-                        apply::ApplyError::Invalid(message) => ApiError::bad_request(message),
-                    });
-                }
-            };
-            patched.map_err(|error| patch_error(&error))
-        })
+                    },
+                    PatchType::Apply => {
+                        // With a status subresource, the main resource's apply cannot set status.
+                        let mut config = patch_body.clone();
+                        if has_status && subresource_is_main {
+                            config.as_object_mut().map(|c| c.remove("status"));
+                        }
+                        return apply::apply(Some(current), &config, &manager, force, &*lists, &now).map_err(
+                            |error| match error {
+                                apply::ApplyError::Conflicts(conflicts) => {
+                                    let message = apply::conflict_message(Some(current), &conflicts);
+                                    let pairs: Vec<(String, String)> =
+                                        conflicts.into_iter().map(|c| (c.manager, c.field)).collect();
+                                    let mut error = ApiError::apply_conflict(
+                                        &group,
+                                        &resource,
+                                        objects::name(current).unwrap_or_default(),
+                                        &pairs,
+                                    );
+                                    error.message = message;
+                                    error
+                                }
+                                apply::ApplyError::Invalid(message) => ApiError::bad_request(message),
+                            },
+                        );
+                    }
+                };
+                patched.map_err(|error| patch_error(&error))
+            },
+        )
         .await
     }
 
@@ -354,8 +418,15 @@ impl Api {
         if def.has_status() {
             config.as_object_mut().map(|c| c.remove("status"));
         }
-        let mut object = apply::apply(None, &config, &options.field_manager, options.force, &*self.list_types(def, version), &now)
-            .map_err(|error| ApiError::bad_request(error.to_string()))?;
+        let mut object = apply::apply(
+            None,
+            &config,
+            &options.field_manager,
+            options.force,
+            &*self.list_types(def, version),
+            &now,
+        )
+        .map_err(|error| ApiError::bad_request(error.to_string()))?;
         objects::set_meta(&mut object, "name", Some(json!(name)));
         self.create(def, version, namespace, object, options).await
     }
@@ -379,12 +450,13 @@ impl Api {
         let key = Self::key(def, namespace, name);
         let subresource = subresource.filter(|s| !s.is_empty());
         for _ in 0..CONFLICT_RETRIES {
-            let stored = self.store.get(&key).ok_or_else(|| ApiError::not_found(&def.group, &def.resource, name))?;
+            let stored =
+                self.store.get(&key).ok_or_else(|| ApiError::not_found(&def.group, &def.resource, name))?;
             let stored_rv = objects::resource_version(&stored).unwrap_or(0);
-            if let Some(expected) = precondition {
-                if expected != stored_rv {
-                    return Err(ApiError::conflict(&def.group, &def.resource, name));
-                }
+            if let Some(expected) = precondition
+                && expected != stored_rv
+            {
+                return Err(ApiError::conflict(&def.group, &def.resource, name));
             }
             let current = self.to_version(def, (*stored).clone(), version).await?;
             let proposed = change(&current)?;
@@ -395,10 +467,23 @@ impl Api {
             }
             let now = objects::now_rfc3339();
             if object.pointer("/metadata/managedFields") == current.pointer("/metadata/managedFields") {
-                object = apply::record_update(Some(&current), &object, &options.field_manager, &*self.list_types(def, version), &now);
+                object = apply::record_update(
+                    Some(&current),
+                    &object,
+                    &options.field_manager,
+                    &*self.list_types(def, version),
+                    &now,
+                );
             }
-            let request =
-                self.admission_request(def, version, namespace, name, subresource.unwrap_or_default(), Operation::Update, options.dry_run);
+            let request = self.admission_request(
+                def,
+                version,
+                namespace,
+                name,
+                subresource.unwrap_or_default(),
+                Operation::Update,
+                options.dry_run,
+            );
             warnings.extend(self.admission.mutate(&request, &mut object, Some(&current)).await?.warnings);
             // Admission may not touch what the subresource does not own.
             object = merge_for_update(def, subresource, &current, object);
@@ -415,11 +500,18 @@ impl Api {
             }
             let spec_finalizers_pending = def.group.is_empty()
                 && def.kind == "Namespace"
-                && object.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
+                && object
+                    .pointer("/spec/finalizers")
+                    .and_then(Value::as_array)
+                    .is_some_and(|f| !f.is_empty());
             let finalized = objects::is_deleting(&object)
                 && objects::finalizers(&object).is_empty()
                 && !spec_finalizers_pending
-                && object.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0) == 0;
+                && object
+                    .pointer("/metadata/deletionGracePeriodSeconds")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0)
+                    == 0;
             let stored_form = self.to_version(def, object, &def.storage_version).await?;
             let result = if finalized {
                 self.store.delete(&key, Some(stored_rv)).map(|removed| (removed, true))
@@ -434,7 +526,9 @@ impl Api {
                 }
                 Err(StoreError::Conflict) if precondition.is_none() => continue,
                 Err(StoreError::Conflict) => return Err(ApiError::conflict(&def.group, &def.resource, name)),
-                Err(StoreError::NotFound) => return Err(ApiError::not_found(&def.group, &def.resource, name)),
+                Err(StoreError::NotFound) => {
+                    return Err(ApiError::not_found(&def.group, &def.resource, name));
+                }
                 Err(other) => return Err(store_error(def, name, other)),
             }
         }
@@ -452,20 +546,28 @@ impl Api {
     ) -> Result<Deleted, ApiError> {
         let key = Self::key(def, namespace, name);
         for _ in 0..CONFLICT_RETRIES {
-            let stored = self.store.get(&key).ok_or_else(|| ApiError::not_found(&def.group, &def.resource, name))?;
+            let stored =
+                self.store.get(&key).ok_or_else(|| ApiError::not_found(&def.group, &def.resource, name))?;
             let stored_rv = objects::resource_version(&stored).unwrap_or(0);
-            if let Some(uid) = &options.precondition_uid {
-                if objects::uid(&stored) != Some(uid.as_str()) {
-                    return Err(precondition_failed(def, name, "UID", uid, objects::uid(&stored).unwrap_or_default()));
-                }
+            if let Some(uid) = &options.precondition_uid
+                && objects::uid(&stored) != Some(uid.as_str())
+            {
+                return Err(precondition_failed(
+                    def,
+                    name,
+                    "UID",
+                    uid,
+                    objects::uid(&stored).unwrap_or_default(),
+                ));
             }
-            if let Some(rv) = &options.precondition_rv {
-                if stored_rv.to_string() != *rv {
-                    return Err(precondition_failed(def, name, "ResourceVersion", rv, &stored_rv.to_string()));
-                }
+            if let Some(rv) = &options.precondition_rv
+                && stored_rv.to_string() != *rv
+            {
+                return Err(precondition_failed(def, name, "ResourceVersion", rv, &stored_rv.to_string()));
             }
             let current = self.to_version(def, (*stored).clone(), version).await?;
-            let request = self.admission_request(def, version, namespace, name, "", Operation::Delete, options.dry_run);
+            let request =
+                self.admission_request(def, version, namespace, name, "", Operation::Delete, options.dry_run);
             self.admission.validate(&request, None, Some(&current)).await?;
 
             let plan = plan_deletion(def, &current, options);
@@ -477,7 +579,9 @@ impl Api {
             }
             let result = match plan {
                 DeletionPlan::Unchanged(object) => return Ok(Deleted::Pending(object)),
-                DeletionPlan::Remove => self.store.delete(&key, Some(stored_rv)).map(|removed| (removed, true)),
+                DeletionPlan::Remove => {
+                    self.store.delete(&key, Some(stored_rv)).map(|removed| (removed, true))
+                }
                 DeletionPlan::Mark(object) => {
                     let stored_form = self.to_version(def, object, &def.storage_version).await?;
                     self.store.update(&key, stored_form, Some(stored_rv)).map(|stored| (stored, false))
@@ -490,7 +594,9 @@ impl Api {
                     return Ok(if gone { Deleted::Gone(object) } else { Deleted::Pending(object) });
                 }
                 Err(StoreError::Conflict) => continue,
-                Err(StoreError::NotFound) => return Err(ApiError::not_found(&def.group, &def.resource, name)),
+                Err(StoreError::NotFound) => {
+                    return Err(ApiError::not_found(&def.group, &def.resource, name));
+                }
                 Err(other) => return Err(store_error(def, name, other)),
             }
         }
@@ -547,7 +653,13 @@ impl Api {
     }
 
     /// Drops unknown fields (per `fieldValidation`) and applies schema defaults.
-    fn normalize(&self, def: &ResourceDef, version: &str, object: &mut Value, validation: FieldValidation) -> Result<Vec<String>, ApiError> {
+    fn normalize(
+        &self,
+        def: &ResourceDef,
+        version: &str,
+        object: &mut Value,
+        validation: FieldValidation,
+    ) -> Result<Vec<String>, ApiError> {
         kruise_crds::document::drop_null_fields(object);
         let unknown = if def.is_custom() {
             let Some(schema_props) = def.schema(version) else { return Ok(Vec::new()) };
@@ -558,7 +670,10 @@ impl Api {
             let decoded = builtin::type_check(def, object);
             if !decoded.errors.is_empty() {
                 let detail = decoded.errors.iter().map(|e| e.detail.clone()).collect::<Vec<_>>().join("; ");
-                return Err(ApiError::bad_request(format!("{} in version \"{version}\" cannot be handled as a {}: {detail}", def.kind, def.kind)));
+                return Err(ApiError::bad_request(format!(
+                    "{} in version \"{version}\" cannot be handled as a {}: {detail}",
+                    def.kind, def.kind
+                )));
             }
             if let Some(normalized) = decoded.object {
                 *object = normalized;
@@ -567,13 +682,20 @@ impl Api {
         };
         match validation {
             FieldValidation::Ignore => Ok(Vec::new()),
-            FieldValidation::Warn => Ok(unknown.iter().map(|path| format!("unknown field \"{}\"", path.trim_start_matches('.'))).collect()),
+            FieldValidation::Warn => Ok(unknown
+                .iter()
+                .map(|path| format!("unknown field \"{}\"", path.trim_start_matches('.')))
+                .collect()),
             FieldValidation::Strict if unknown.is_empty() => Ok(Vec::new()),
             FieldValidation::Strict => Err(ApiError::bad_request(format!(
                 "{} in version \"{version}\" cannot be handled as a {}: strict decoding error: {}",
                 def.kind,
                 def.kind,
-                unknown.iter().map(|path| format!("unknown field \"{}\"", path.trim_start_matches('.'))).collect::<Vec<_>>().join(", ")
+                unknown
+                    .iter()
+                    .map(|path| format!("unknown field \"{}\"", path.trim_start_matches('.')))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))),
         }
     }
@@ -591,12 +713,16 @@ impl Api {
         let mut errors: ErrorList = Vec::new();
         if def.is_custom() {
             if name.is_empty() && objects::meta_str(object, "generateName").is_none() {
-                errors.push(FieldError::required(&FieldPath::root("metadata").child("name"), "name or generateName is required"));
+                errors.push(FieldError::required(
+                    &FieldPath::root("metadata").child("name"),
+                    "name or generateName is required",
+                ));
             }
             if let Some(schema_props) = def.schema(version) {
                 errors.extend(schema::validate(object, schema_props));
             }
-            let meta = serde_json::from_value(object.get("metadata").cloned().unwrap_or(json!({}))).unwrap_or_default();
+            let meta = serde_json::from_value(object.get("metadata").cloned().unwrap_or(json!({})))
+                .unwrap_or_default();
             errors.extend(
                 kruise_crds::validation::meta::validate_object_meta(&meta, def.namespaced)
                     .into_iter()
@@ -607,7 +733,9 @@ impl Api {
             if def.group == "apiextensions.k8s.io" && def.kind == "CustomResourceDefinition" {
                 match serde_json::from_value(object.clone()) {
                     Ok(crd) => errors.extend(schema::validate_crd(&crd)),
-                    Err(error) => errors.push(FieldError::invalid(&FieldPath::root("spec"), "", error.to_string())),
+                    Err(error) => {
+                        errors.push(FieldError::invalid(&FieldPath::root("spec"), "", error.to_string()))
+                    }
                 }
             }
         }
@@ -626,14 +754,21 @@ impl Api {
     }
 
     fn check_namespace_accepts(&self, namespace: &str, resource: &str, name: &str) -> Result<(), ApiError> {
-        let key = ObjectKey { group: String::new(), resource: "namespaces".into(), namespace: None, name: namespace.into() };
+        let key = ObjectKey {
+            group: String::new(),
+            resource: "namespaces".into(),
+            namespace: None,
+            name: namespace.into(),
+        };
         match self.store.get(&key) {
             None => Err(ApiError::not_found("", "namespaces", namespace)),
             Some(ns) if objects::is_deleting(&ns) => Err(ApiError::forbidden(
                 "",
                 resource,
                 name,
-                format!("unable to create new content in namespace {namespace} because it is being terminated"),
+                format!(
+                    "unable to create new content in namespace {namespace} because it is being terminated"
+                ),
             )),
             Some(_) => Ok(()),
         }
@@ -679,8 +814,13 @@ struct SchemaLists(k8s_openapi::apiextensions_apiserver::pkg::apis::apiextension
 
 impl SchemaLists {
     /// The schema node at an apply path (`spec.containers[].ports`, map entries by key).
-    fn node(&self, path: &str) -> Option<&k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps> {
-        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSchemaPropsOrArray, JSONSchemaPropsOrBool};
+    fn node(
+        &self,
+        path: &str,
+    ) -> Option<&k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps> {
+        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+            JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+        };
         let mut node = &self.0;
         for segment in path.split('.').filter(|s| !s.is_empty()) {
             let (name, items) = match segment.strip_suffix("[]") {
@@ -744,14 +884,25 @@ impl apply::ListTypes for NoLists {
 /// The object an update proposes, restricted to what the request may change: the main
 /// resource keeps the stored status (when a status subresource exists), the status subresource
 /// keeps everything but status, and server-owned metadata always stays.
-pub fn merge_for_update(def: &ResourceDef, subresource: Option<&str>, current: &Value, proposed: Value) -> Value {
+pub fn merge_for_update(
+    def: &ResourceDef,
+    subresource: Option<&str>,
+    current: &Value,
+    proposed: Value,
+) -> Value {
     let mut object = match subresource {
         Some("resize") => {
             // Only container resources (and their resize policies) change through pods/resize.
             let mut object = current.clone();
             for list in ["containers", "initContainers"] {
-                let proposed_list = proposed.pointer(&format!("/spec/{list}")).and_then(Value::as_array).cloned().unwrap_or_default();
-                if let Some(containers) = object.pointer_mut(&format!("/spec/{list}")).and_then(Value::as_array_mut) {
+                let proposed_list = proposed
+                    .pointer(&format!("/spec/{list}"))
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                if let Some(containers) =
+                    object.pointer_mut(&format!("/spec/{list}")).and_then(Value::as_array_mut)
+                {
                     for container in containers.iter_mut() {
                         let name = container.get("name").cloned();
                         if let Some(new) = proposed_list.iter().find(|c| c.get("name") == name.as_ref()) {
@@ -842,14 +993,21 @@ fn plan_deletion(def: &ResourceDef, current: &Value, options: &DeleteOptions) ->
     let is_pod = def.group.is_empty() && def.kind == "Pod";
     let is_namespace = def.group.is_empty() && def.kind == "Namespace";
     let mut grace = if is_pod {
-        let scheduled = current.pointer("/spec/nodeName").and_then(Value::as_str).is_some_and(|n| !n.is_empty());
-        let terminal = matches!(current.pointer("/status/phase").and_then(Value::as_str), Some("Succeeded" | "Failed"));
+        let scheduled =
+            current.pointer("/spec/nodeName").and_then(Value::as_str).is_some_and(|n| !n.is_empty());
+        let terminal =
+            matches!(current.pointer("/status/phase").and_then(Value::as_str), Some("Succeeded" | "Failed"));
         if !scheduled || terminal {
             0
         } else {
             options
                 .grace_period_seconds
-                .unwrap_or_else(|| current.pointer("/spec/terminationGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(30))
+                .unwrap_or_else(|| {
+                    current
+                        .pointer("/spec/terminationGracePeriodSeconds")
+                        .and_then(Value::as_i64)
+                        .unwrap_or(30)
+                })
                 .max(0)
         }
     } else {
@@ -860,7 +1018,9 @@ fn plan_deletion(def: &ResourceDef, current: &Value, options: &DeleteOptions) ->
     }
     let mut finalizers = objects::finalizers(current);
     match options.propagation_policy.as_deref() {
-        Some("Foreground") if !finalizers.iter().any(|f| f == "foregroundDeletion") => finalizers.push("foregroundDeletion".into()),
+        Some("Foreground") if !finalizers.iter().any(|f| f == "foregroundDeletion") => {
+            finalizers.push("foregroundDeletion".into())
+        }
         Some("Orphan") if !finalizers.iter().any(|f| f == "orphan") => finalizers.push("orphan".into()),
         _ => {}
     }
@@ -868,7 +1028,8 @@ fn plan_deletion(def: &ResourceDef, current: &Value, options: &DeleteOptions) ->
         && current.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
 
     if objects::is_deleting(current) {
-        let existing = current.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0);
+        let existing =
+            current.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0);
         if finalizers.is_empty() && !namespace_finalizing && grace == 0 {
             return DeletionPlan::Remove;
         }
@@ -913,9 +1074,8 @@ fn patch_error(error: &patch::PatchError) -> ApiError {
 
 fn precondition_failed(def: &ResourceDef, name: &str, what: &str, expected: &str, actual: &str) -> ApiError {
     let mut error = ApiError::conflict(&def.group, &def.resource, name);
-    error.message = format!(
-        "Precondition failed: {what} in precondition: {expected}, {what} in object meta: {actual}"
-    );
+    error.message =
+        format!("Precondition failed: {what} in precondition: {expected}, {what} in object meta: {actual}");
     error
 }
 
@@ -924,7 +1084,9 @@ fn store_error(def: &ResourceDef, name: &str, error: StoreError) -> ApiError {
         StoreError::AlreadyExists => ApiError::already_exists(&def.group, &def.resource, name),
         StoreError::NotFound => ApiError::not_found(&def.group, &def.resource, name),
         StoreError::Conflict => ApiError::conflict(&def.group, &def.resource, name),
-        StoreError::Gone { requested, oldest } => ApiError::gone(format!("too old resource version: {requested} ({oldest})")),
+        StoreError::Gone { requested, oldest } => {
+            ApiError::gone(format!("too old resource version: {requested} ({oldest})"))
+        }
         other => ApiError::internal(other.to_string()),
     }
 }

@@ -42,9 +42,9 @@ pub fn type_check(def: &ResourceDef, object: &Value) -> Decoded {
         };
     }
     use k8s_openapi::api::{
-        admissionregistration::v1 as admission, apps::v1 as apps, batch::v1 as batch, coordination::v1 as coordination,
-        core::v1 as core, events::v1 as events, policy::v1 as policy, rbac::v1 as rbac, scheduling::v1 as scheduling,
-        storage::v1 as storage,
+        admissionregistration::v1 as admission, apps::v1 as apps, batch::v1 as batch,
+        coordination::v1 as coordination, core::v1 as core, events::v1 as events, policy::v1 as policy,
+        rbac::v1 as rbac, scheduling::v1 as scheduling, storage::v1 as storage,
     };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
     check! {
@@ -141,10 +141,8 @@ pub fn prepare_create(def: &ResourceDef, object: &mut Value) {
             default_namespace(object);
             object["status"] = json!({"phase": "Active"});
         }
-        ("", "Secret") => {
-            if object.get("type").is_none_or(Value::is_null) {
-                object["type"] = json!("Opaque");
-            }
+        ("", "Secret") if object.get("type").is_none_or(Value::is_null) => {
+            object["type"] = json!("Opaque");
         }
         ("", "Service") => default_service(object),
         ("", "PersistentVolumeClaim") => {
@@ -186,7 +184,8 @@ pub fn prepare_write(def: &ResourceDef, object: &mut Value) {
 }
 
 fn default_pod(object: &mut Value) {
-    let Ok(mut spec) = serde_json::from_value::<PodSpec>(object.get("spec").cloned().unwrap_or(json!({}))) else {
+    let Ok(mut spec) = serde_json::from_value::<PodSpec>(object.get("spec").cloned().unwrap_or(json!({})))
+    else {
         return;
     };
     default_core_pod_spec(&mut spec);
@@ -194,12 +193,12 @@ fn default_pod(object: &mut Value) {
     spec.priority.get_or_insert(0);
     // Requests default to limits where only limits are set.
     for container in spec.containers.iter_mut().chain(spec.init_containers.iter_mut().flatten()) {
-        if let Some(resources) = container.resources.as_mut() {
-            if let Some(limits) = resources.limits.clone() {
-                let requests = resources.requests.get_or_insert_with(BTreeMap::new);
-                for (name, value) in limits {
-                    requests.entry(name).or_insert(value);
-                }
+        if let Some(resources) = container.resources.as_mut()
+            && let Some(limits) = resources.limits.clone()
+        {
+            let requests = resources.requests.get_or_insert_with(BTreeMap::new);
+            for (name, value) in limits {
+                requests.entry(name).or_insert(value);
             }
         }
     }
@@ -315,7 +314,8 @@ fn default_workload(def: &ResourceDef, object: &mut Value) {
         }
         "StatefulSet" => {
             spec.entry("podManagementPolicy").or_insert(json!("OrderedReady"));
-            spec.entry("updateStrategy").or_insert_with(|| json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}));
+            spec.entry("updateStrategy")
+                .or_insert_with(|| json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}));
         }
         "DaemonSet" => {
             spec.entry("updateStrategy").or_insert_with(
@@ -350,11 +350,10 @@ fn default_webhooks(object: &mut Value) {
     }
     if objects::meta_str(object, "name").is_some()
         && object.get("kind").and_then(Value::as_str) == Some("MutatingWebhookConfiguration")
+        && let Some(webhooks) = object.get_mut("webhooks").and_then(Value::as_array_mut)
     {
-        if let Some(webhooks) = object.get_mut("webhooks").and_then(Value::as_array_mut) {
-            for webhook in webhooks.iter_mut().filter_map(Value::as_object_mut) {
-                webhook.entry("reinvocationPolicy").or_insert(json!("Never"));
-            }
+        for webhook in webhooks.iter_mut().filter_map(Value::as_object_mut) {
+            webhook.entry("reinvocationPolicy").or_insert(json!("Never"));
         }
     }
 }
@@ -370,8 +369,14 @@ fn default_crd(object: &mut Value) {
 }
 
 /// Validation of a built-in object on create (`old` None) or update.
-pub fn validate(def: &ResourceDef, object: &Value, old: Option<&Value>, subresource: Option<&str>) -> ErrorList {
-    let meta = serde_json::from_value(object.get("metadata").cloned().unwrap_or(json!({}))).unwrap_or_default();
+pub fn validate(
+    def: &ResourceDef,
+    object: &Value,
+    old: Option<&Value>,
+    subresource: Option<&str>,
+) -> ErrorList {
+    let meta =
+        serde_json::from_value(object.get("metadata").cloned().unwrap_or(json!({}))).unwrap_or_default();
     let mut errors = validate_object_meta(&meta, def.namespaced);
     if def.kind == "Namespace" || def.kind == "Node" {
         errors.retain(|e| e.path.as_str() != "metadata.namespace");
@@ -380,7 +385,9 @@ pub fn validate(def: &ResourceDef, object: &Value, old: Option<&Value>, subresou
         ("", "Pod") => {
             match serde_json::from_value::<PodSpec>(object.get("spec").cloned().unwrap_or(json!({}))) {
                 Ok(spec) => errors.extend(validate_pod_spec(&spec, &FieldPath::root("spec"), &[])),
-                Err(error) => errors.push(FieldError::invalid(&FieldPath::root("spec"), "", error.to_string())),
+                Err(error) => {
+                    errors.push(FieldError::invalid(&FieldPath::root("spec"), "", error.to_string()))
+                }
             }
             // pods/resize may change container resources; other writes keep pods immutable.
             if let (Some(old), false) = (old, subresource == Some("resize")) {
@@ -447,10 +454,10 @@ fn validate_pod_update(old: &Value, new: &Value) -> ErrorList {
         }
     }
     // The scheduler's binding sets nodeName once.
-    if old_spec.get("nodeName").is_none() {
-        if let Some(spec) = new_spec.as_object_mut() {
-            spec.remove("nodeName");
-        }
+    if old_spec.get("nodeName").is_none()
+        && let Some(spec) = new_spec.as_object_mut()
+    {
+        spec.remove("nodeName");
     }
     if old_spec == new_spec {
         Vec::new()
@@ -476,7 +483,8 @@ mod tests {
 
     #[test]
     fn pods_get_core_defaults_and_pending_status() {
-        let mut pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+        let mut pod =
+            json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
         prepare_create(&def("", "Pod"), &mut pod);
         assert_eq!(pod["status"]["phase"], "Pending");
         assert_eq!(pod["status"]["qosClass"], "BestEffort");

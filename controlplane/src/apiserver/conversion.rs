@@ -29,7 +29,12 @@ impl Converter {
     }
 
     /// Every object expressed at `version`; one webhook call converts them all.
-    pub async fn convert_all(&self, def: &ResourceDef, objects: Vec<Value>, version: &str) -> Result<Vec<Value>, ApiError> {
+    pub async fn convert_all(
+        &self,
+        def: &ResourceDef,
+        objects: Vec<Value>,
+        version: &str,
+    ) -> Result<Vec<Value>, ApiError> {
         let desired = def.api_version(version);
         let Some(crd) = def.crd.as_ref() else { return Ok(objects) };
         let needs: Vec<usize> = objects
@@ -67,12 +72,14 @@ impl Converter {
             .call(&webhook, &review, Duration::from_secs(30))
             .await
             .map_err(|error| self.failure(def, version, &error.to_string()))?;
-        let response = answer.get("response").ok_or_else(|| self.failure(def, version, "no response in review"))?;
+        let response =
+            answer.get("response").ok_or_else(|| self.failure(def, version, "no response in review"))?;
         if response.get("uid").and_then(Value::as_str) != Some(uid.as_str()) {
             return Err(self.failure(def, version, "response uid does not match the request"));
         }
         if response.pointer("/result/status").and_then(Value::as_str) != Some("Success") {
-            let message = response.pointer("/result/message").and_then(Value::as_str).unwrap_or("conversion failed");
+            let message =
+                response.pointer("/result/message").and_then(Value::as_str).unwrap_or("conversion failed");
             return Err(self.failure(def, version, message));
         }
         let converted = response

@@ -41,7 +41,7 @@ fn groups(registry: &Registry) -> BTreeMap<String, Vec<String>> {
         }
     }
     for versions in groups.values_mut() {
-        versions.sort_by(|a, b| version_priority(b).cmp(&version_priority(a)));
+        versions.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
     }
     groups
 }
@@ -124,7 +124,9 @@ pub fn resource_list(registry: &Registry, group: &str, version: &str) -> Option<
         }
     }
     let group_version = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
-    Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}))
+    Some(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}),
+    )
 }
 
 /// The aggregated discovery list for `/api` (`core` = true) or `/apis`.
@@ -177,7 +179,9 @@ pub fn aggregated(registry: &Registry, core: bool) -> Value {
                 json!({"version": version, "resources": resources, "freshness": "Current"})
             })
             .collect();
-        items.push(json!({"metadata": {"name": group, "creationTimestamp": null}, "versions": version_entries}));
+        items.push(
+            json!({"metadata": {"name": group, "creationTimestamp": null}, "versions": version_entries}),
+        );
     }
     json!({
         "kind": "APIGroupDiscoveryList",
@@ -188,11 +192,14 @@ pub fn aggregated(registry: &Registry, core: bool) -> Value {
 }
 
 /// The media type of aggregated discovery responses.
-pub const AGGREGATED_CONTENT_TYPE: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+pub const AGGREGATED_CONTENT_TYPE: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
 /// Whether the Accept header asks for aggregated discovery.
 pub fn wants_aggregated(accept: &str) -> bool {
-    accept.split(',').any(|part| part.contains("as=APIGroupDiscoveryList") && part.contains("v=v2") && !part.contains("v=v2beta1"))
+    accept.split(',').any(|part| {
+        part.contains("as=APIGroupDiscoveryList") && part.contains("v=v2") && !part.contains("v=v2beta1")
+    })
 }
 
 #[cfg(test)]
@@ -203,12 +210,19 @@ mod tests {
     fn discovery_lists_builtin_groups_and_resources() {
         let registry = Registry::with_builtins();
         let groups = group_list(&registry);
-        let names: Vec<&str> = groups["groups"].as_array().unwrap().iter().filter_map(|g| g["name"].as_str()).collect();
+        let names: Vec<&str> =
+            groups["groups"].as_array().unwrap().iter().filter_map(|g| g["name"].as_str()).collect();
         assert!(names.contains(&"apps") && names.contains(&"apiextensions.k8s.io"));
         let core = resource_list(&registry, "", "v1").unwrap();
         let pods = core["resources"].as_array().unwrap().iter().find(|r| r["name"] == "pods").unwrap();
         assert_eq!(pods["shortNames"], json!(["po"]));
-        assert!(core["resources"].as_array().unwrap().iter().any(|r| r["name"] == "pods/eviction" && r["kind"] == "Eviction"));
+        assert!(
+            core["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["name"] == "pods/eviction" && r["kind"] == "Eviction")
+        );
         assert!(resource_list(&registry, "apps", "v2").is_none());
     }
 
@@ -220,7 +234,9 @@ mod tests {
         assert_eq!(core["items"][0]["metadata"]["name"], "");
         let groups = aggregated(&registry, false);
         assert!(groups["items"].as_array().unwrap().iter().all(|item| item["metadata"]["name"] != ""));
-        assert!(wants_aggregated("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"));
+        assert!(wants_aggregated(
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json"
+        ));
         assert!(!wants_aggregated("application/json"));
     }
 }

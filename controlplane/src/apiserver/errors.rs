@@ -133,8 +133,12 @@ impl ApiError {
     /// 403: refused (by an admission webhook, or a terminating namespace).
     pub fn forbidden(group: &str, resource: &str, name: &str, message: impl Into<String>) -> Self {
         let message = message.into();
-        Self::new(403, "Forbidden", format!("{} \"{name}\" is forbidden: {message}", qualified(group, resource)))
-            .with_details(group, resource, name)
+        Self::new(
+            403,
+            "Forbidden",
+            format!("{} \"{name}\" is forbidden: {message}", qualified(group, resource)),
+        )
+        .with_details(group, resource, name)
     }
 
     /// 415: the patch type is not supported for this resource.
@@ -227,12 +231,18 @@ mod tests {
     fn invalid_lists_each_field_as_a_cause() {
         let errors = vec![
             FieldError::required(&FieldPath::root("spec").child("selector"), ""),
-            FieldError::invalid(&FieldPath::root("spec").child("replicas"), -1, "must be greater than or equal to 0"),
+            FieldError::invalid(
+                &FieldPath::root("spec").child("replicas"),
+                -1,
+                "must be greater than or equal to 0",
+            ),
         ];
         let status = ApiError::invalid("apps.kruise.io", "CloneSet", "web", &errors).to_status();
         assert_eq!(status["code"], 422);
         assert_eq!(status["details"]["causes"][0]["field"], "spec.selector");
         assert_eq!(status["details"]["causes"][1]["reason"], "FieldValueInvalid");
-        assert!(status["message"].as_str().unwrap().starts_with("CloneSet.apps.kruise.io \"web\" is invalid: ["));
+        assert!(
+            status["message"].as_str().unwrap().starts_with("CloneSet.apps.kruise.io \"web\" is invalid: [")
+        );
     }
 }

@@ -100,7 +100,8 @@ pub fn position(object: &Value) -> (String, String) {
 
 /// A continue token: the list's resourceVersion and the last position returned.
 pub fn encode_continue(rv: u64, after: &(String, String)) -> String {
-    let token = serde_json::json!({"v": "meta.k8s.io/v1", "rv": rv, "start": format!("{}/{}", after.0, after.1)});
+    let token =
+        serde_json::json!({"v": "meta.k8s.io/v1", "rv": rv, "start": format!("{}/{}", after.0, after.1)});
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token.to_string())
 }
 
@@ -109,7 +110,11 @@ pub fn decode_continue(token: &str) -> Result<Option<(String, String)>, ApiError
     if token.is_empty() {
         return Ok(None);
     }
-    let invalid = || ApiError::bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+    let invalid = || {
+        ApiError::bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+        )
+    };
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(token).map_err(|_| invalid())?;
     let value: Value = serde_json::from_slice(&bytes).map_err(|_| invalid())?;
     let start = value.get("start").and_then(Value::as_str).ok_or_else(invalid)?;

@@ -16,8 +16,7 @@ use super::{
     api::{Api, Deleted, PatchType, Written},
     discovery,
     errors::ApiError,
-    objects, openapi,
-    options,
+    objects, openapi, options,
     request::{self, ResourceRequest, Target, Verb},
     subresources, table,
     watch::{self, EventFormat},
@@ -36,7 +35,13 @@ pub struct HttpState {
 }
 
 /// Every request lands here.
-pub async fn handle(State(state): State<HttpState>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn handle(
+    State(state): State<HttpState>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let path = uri.path().to_string();
     let query: HashMap<String, String> = uri
         .query()
@@ -47,7 +52,9 @@ pub async fn handle(State(state): State<HttpState>, method: Method, uri: Uri, he
         "/healthz" | "/livez" | "/readyz" => return health(&state, &path, &query),
         "/version" => return json_response(StatusCode::OK, &version(), &[]),
         "/openapi/v2" => return json_response(StatusCode::OK, &openapi::v2(&state.api.registry), &[]),
-        "/openapi/v3" | "/openapi/v3/" => return json_response(StatusCode::OK, &openapi::v3_index(&state.api.registry), &[]),
+        "/openapi/v3" | "/openapi/v3/" => {
+            return json_response(StatusCode::OK, &openapi::v3_index(&state.api.registry), &[]);
+        }
         _ => {}
     }
     if let Some(rest) = path.strip_prefix("/openapi/v3/") {
@@ -76,7 +83,9 @@ pub async fn handle(State(state): State<HttpState>, method: Method, uri: Uri, he
             discovery::resource_list(registry, &group, &version).ok_or_else(ApiError::no_such_path)
         }
         Target::Resource(request) => {
-            return resource(&state, request, &query, &headers, &accept, body).await.unwrap_or_else(IntoResponse::into_response);
+            return resource(&state, request, &query, &headers, &accept, body)
+                .await
+                .unwrap_or_else(IntoResponse::into_response);
         }
     };
     match result {
@@ -93,7 +102,8 @@ fn health(state: &HttpState, path: &str, query: &HashMap<String, String>) -> Res
     let ready = state.ready.load(std::sync::atomic::Ordering::SeqCst);
     let ok = path != "/readyz" || ready;
     let body = if query.contains_key("verbose") {
-        let check = if ok { "[+]ping ok\n[+]etcd ok\n" } else { "[+]ping ok\n[-]informer-sync failed: not ready\n" };
+        let check =
+            if ok { "[+]ping ok\n[+]etcd ok\n" } else { "[+]ping ok\n[-]informer-sync failed: not ready\n" };
         format!("{check}{} check {}\n", path.trim_start_matches('/'), if ok { "passed" } else { "failed" })
     } else if ok {
         "ok".to_string()
@@ -126,7 +136,11 @@ fn aggregated_response(document: Value) -> Response {
 
 /// A JSON response with `Warning` headers.
 pub fn json_response(status: StatusCode, body: &Value, warnings: &[String]) -> Response {
-    let mut response = (status, [(http::header::CONTENT_TYPE, "application/json")], serde_json::to_vec(body).unwrap_or_default())
+    let mut response = (
+        status,
+        [(http::header::CONTENT_TYPE, "application/json")],
+        serde_json::to_vec(body).unwrap_or_default(),
+    )
         .into_response();
     for warning in warnings {
         let escaped = warning.replace('\\', "\\\\").replace('"', "\\\"");
@@ -145,9 +159,10 @@ pub fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> 
         return Err(ApiError::bad_request("the body of the request was empty"));
     }
     if is_yaml {
-        let yaml: serde_yaml::Value =
-            serde_yaml::from_slice(body).map_err(|error| ApiError::bad_request(format!("error decoding YAML: {error}")))?;
-        serde_json::to_value(yaml).map_err(|error| ApiError::bad_request(format!("error decoding YAML: {error}")))
+        let yaml: serde_yaml::Value = serde_yaml::from_slice(body)
+            .map_err(|error| ApiError::bad_request(format!("error decoding YAML: {error}")))?;
+        serde_json::to_value(yaml)
+            .map_err(|error| ApiError::bad_request(format!("error decoding YAML: {error}")))
     } else {
         serde_json::from_slice(body).map_err(|error| {
             ApiError::bad_request(format!("couldn't get version/kind; json parse error: {error}"))
@@ -168,10 +183,10 @@ async fn resource(
         .registry
         .find(&request.group, &request.version, &request.resource)
         .ok_or_else(ApiError::no_such_path)?;
-    if let Some(subresource) = &request.subresource {
-        if !def.has_subresource(subresource) {
-            return Err(ApiError::no_such_path());
-        }
+    if let Some(subresource) = &request.subresource
+        && !def.has_subresource(subresource)
+    {
+        return Err(ApiError::no_such_path());
     }
     if !def.namespaced && request.namespace.is_some() {
         return Err(ApiError::no_such_path());
@@ -207,7 +222,8 @@ async fn resource(
             } else {
                 "application/json"
             };
-            Ok((StatusCode::OK, [(http::header::CONTENT_TYPE, content_type)], Body::from_stream(stream)).into_response())
+            Ok((StatusCode::OK, [(http::header::CONTENT_TYPE, content_type)], Body::from_stream(stream))
+                .into_response())
         }
         (Verb::List, None) => {
             let list_options = options::list_options(query)?;
@@ -268,7 +284,9 @@ async fn resource(
             let write = options::write_options(query, &user_agent)?;
             let body = decode_body(headers, &body)?;
             let patch_type = if request.verb == Verb::Patch { Some(patch_type(headers)?) } else { None };
-            let scale = subresources::set_scale(api, &def, version, namespace, name, patch_type, body, &write).await?;
+            let scale =
+                subresources::set_scale(api, &def, version, namespace, name, patch_type, body, &write)
+                    .await?;
             Ok(json_response(StatusCode::OK, &scale, &[]))
         }
         (Verb::Delete, None) => {
@@ -301,9 +319,9 @@ async fn resource(
             let deleted = api.delete_collection(&def, version, namespace, &list_options, &delete).await?;
             Ok(list_response(&def, version, deleted, api.store.current_rv(), None, "", query))
         }
-        _ => Err(ApiError::method_not_allowed(format!(
-            "the server does not allow this method on the requested resource"
-        ))),
+        _ => Err(ApiError::method_not_allowed(
+            "the server does not allow this method on the requested resource".to_string(),
+        )),
     }
 }
 
@@ -341,7 +359,13 @@ fn include_object(query: &HashMap<String, String>) -> String {
     query.get("includeObject").cloned().unwrap_or_else(|| "Metadata".to_string())
 }
 
-fn object_response(def: &ResourceDef, version: &str, object: Value, accept: &str, query: &HashMap<String, String>) -> Response {
+fn object_response(
+    def: &ResourceDef,
+    version: &str,
+    object: Value,
+    accept: &str,
+    query: &HashMap<String, String>,
+) -> Response {
     if table::wants_table(accept) {
         let rv = objects::meta_str(&object, "resourceVersion").unwrap_or_default().to_string();
         let rendered = table::table(def, version, std::slice::from_ref(&object), &include_object(query), &rv);
@@ -355,7 +379,8 @@ fn object_response(def: &ResourceDef, version: &str, object: Value, accept: &str
 
 fn table_response(table: &Value) -> Response {
     let body = serde_json::to_vec(table).unwrap_or_default();
-    (StatusCode::OK, [(http::header::CONTENT_TYPE, "application/json;as=Table;v=v1;g=meta.k8s.io")], body).into_response()
+    (StatusCode::OK, [(http::header::CONTENT_TYPE, "application/json;as=Table;v=v1;g=meta.k8s.io")], body)
+        .into_response()
 }
 
 fn list_response(

@@ -130,7 +130,10 @@ pub fn owner_references(object: &Value) -> Vec<OwnerRef> {
                     api_version: r.get("apiVersion").and_then(Value::as_str).unwrap_or_default().to_string(),
                     kind: r.get("kind").and_then(Value::as_str).unwrap_or_default().to_string(),
                     name: r.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
-                    block_owner_deletion: r.get("blockOwnerDeletion").and_then(Value::as_bool).unwrap_or(false),
+                    block_owner_deletion: r
+                        .get("blockOwnerDeletion")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
                 })
                 .collect()
         })

@@ -4,8 +4,8 @@
 //! parameters (kubectl checks them before using server-side field validation), and the schemas
 //! of custom resources (for `kubectl explain` and client-side validation).
 
-use sha2::{Digest, Sha256};
 use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
 
 use crate::registry::{Registry, ResourceDef};
 
@@ -32,10 +32,15 @@ fn write_parameters() -> Value {
 }
 
 fn paths_for(def: &ResourceDef, version: &str) -> Vec<(String, Value)> {
-    let prefix = if def.group.is_empty() { format!("/api/{version}") } else { format!("/apis/{}/{version}", def.group) };
+    let prefix = if def.group.is_empty() {
+        format!("/api/{version}")
+    } else {
+        format!("/apis/{}/{version}", def.group)
+    };
     let scope = if def.namespaced { "/namespaces/{namespace}" } else { "" };
     let schema_ref = json!({"$ref": format!("#/components/schemas/{}", schema_name(def, version))});
-    let response = json!({"200": {"description": "OK", "content": {"application/json": {"schema": schema_ref}}}});
+    let response =
+        json!({"200": {"description": "OK", "content": {"application/json": {"schema": schema_ref}}}});
     let operation = |verb: &str, action: &str| {
         json!({
             "operationId": format!("{verb}{}", def.kind),
@@ -60,7 +65,10 @@ fn paths_for(def: &ResourceDef, version: &str) -> Vec<(String, Value)> {
         ),
     ];
     if def.has_status() {
-        paths.push((format!("{item}/status"), json!({"get": operation("read", "get"), "patch": operation("patch", "patch")})));
+        paths.push((
+            format!("{item}/status"),
+            json!({"get": operation("read", "get"), "patch": operation("patch", "patch")}),
+        ));
     }
     paths
 }
@@ -116,7 +124,10 @@ pub fn v3_index(registry: &Registry) -> Value {
                 continue;
             }
             let hash = v3_group_version(registry, &path).map(|doc| document_hash(&doc)).unwrap_or_default();
-            entries.insert(path.clone(), json!({"serverRelativeURL": format!("/openapi/v3/{path}?hash={hash}")}));
+            entries.insert(
+                path.clone(),
+                json!({"serverRelativeURL": format!("/openapi/v3/{path}?hash={hash}")}),
+            );
         }
     }
     json!({"paths": entries})
@@ -142,9 +153,12 @@ pub fn v2(registry: &Registry) -> Value {
                 // Swagger 2 parameters carry `type` directly.
                 if let Some(operations) = item.as_object_mut() {
                     for operation in operations.values_mut() {
-                        if let Some(parameters) = operation.get_mut("parameters").and_then(Value::as_array_mut) {
+                        if let Some(parameters) =
+                            operation.get_mut("parameters").and_then(Value::as_array_mut)
+                        {
                             for parameter in parameters.iter_mut() {
-                                let kind = parameter.pointer("/schema/type").cloned().unwrap_or(json!("string"));
+                                let kind =
+                                    parameter.pointer("/schema/type").cloned().unwrap_or(json!("string"));
                                 if let Some(map) = parameter.as_object_mut() {
                                     map.remove("schema");
                                     map.insert("type".into(), kind);
@@ -155,7 +169,10 @@ pub fn v2(registry: &Registry) -> Value {
                             let schema = responses.pointer("/200/content/application~1json/schema").cloned();
                             *responses = json!({"200": {"description": "OK", "schema": schema}});
                             if let Some(reference) = responses.pointer_mut("/200/schema/$ref") {
-                                let text = reference.as_str().unwrap_or_default().replace("#/components/schemas/", "#/definitions/");
+                                let text = reference
+                                    .as_str()
+                                    .unwrap_or_default()
+                                    .replace("#/components/schemas/", "#/definitions/");
                                 *reference = json!(text);
                             }
                         }
@@ -182,9 +199,23 @@ mod tests {
         let registry = Registry::with_builtins();
         let doc = v3_group_version(&registry, "api/v1").unwrap();
         let patch = &doc["paths"]["/api/v1/namespaces/{namespace}/pods/{name}"]["patch"];
-        assert_eq!(patch["x-kubernetes-group-version-kind"], json!({"group": "", "version": "v1", "kind": "Pod"}));
-        assert!(patch["parameters"].as_array().unwrap().iter().any(|p| p["name"] == "fieldValidation" && p["in"] == "query"));
+        assert_eq!(
+            patch["x-kubernetes-group-version-kind"],
+            json!({"group": "", "version": "v1", "kind": "Pod"})
+        );
+        assert!(
+            patch["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p["name"] == "fieldValidation" && p["in"] == "query")
+        );
         let index = v3_index(&registry);
-        assert!(index["paths"]["apis/apps/v1"]["serverRelativeURL"].as_str().unwrap().starts_with("/openapi/v3/apis/apps/v1?hash="));
+        assert!(
+            index["paths"]["apis/apps/v1"]["serverRelativeURL"]
+                .as_str()
+                .unwrap()
+                .starts_with("/openapi/v3/apis/apps/v1?hash=")
+        );
     }
 }

@@ -111,12 +111,17 @@ fn default_manager(user_agent: &str) -> String {
 /// List and watch options from the query string.
 pub fn list_options(query: &HashMap<String, String>) -> Result<ListOptions, ApiError> {
     let limit = match query.get("limit").filter(|l| !l.is_empty()) {
-        Some(text) => text.parse::<i64>().map_err(|_| ApiError::bad_request(format!("invalid limit {text:?}")))?.max(0)
-            as usize,
+        Some(text) => {
+            text.parse::<i64>().map_err(|_| ApiError::bad_request(format!("invalid limit {text:?}")))?.max(0)
+                as usize
+        }
         None => 0,
     };
     let timeout_seconds = match query.get("timeoutSeconds").filter(|t| !t.is_empty()) {
-        Some(text) => Some(text.parse::<u64>().map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds {text:?}")))?),
+        Some(text) => Some(
+            text.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds {text:?}")))?,
+        ),
         None => None,
     };
     Ok(ListOptions {
@@ -133,11 +138,17 @@ pub fn list_options(query: &HashMap<String, String>) -> Result<ListOptions, ApiE
 }
 
 /// Delete options from the query string and an optional `DeleteOptions` body.
-pub fn delete_options(query: &HashMap<String, String>, body: Option<&Value>) -> Result<DeleteOptions, ApiError> {
+pub fn delete_options(
+    query: &HashMap<String, String>,
+    body: Option<&Value>,
+) -> Result<DeleteOptions, ApiError> {
     let mut options = DeleteOptions {
         dry_run: query.get("dryRun").is_some_and(|v| v == "All"),
         grace_period_seconds: match query.get("gracePeriodSeconds").filter(|g| !g.is_empty()) {
-            Some(text) => Some(text.parse().map_err(|_| ApiError::bad_request(format!("invalid gracePeriodSeconds {text:?}")))?),
+            Some(text) => Some(
+                text.parse()
+                    .map_err(|_| ApiError::bad_request(format!("invalid gracePeriodSeconds {text:?}")))?,
+            ),
             None => None,
         },
         propagation_policy: query.get("propagationPolicy").filter(|p| !p.is_empty()).cloned(),
@@ -150,22 +161,25 @@ pub fn delete_options(query: &HashMap<String, String>, body: Option<&Value>) -> 
         if let Some(policy) = body.get("propagationPolicy").and_then(Value::as_str) {
             options.propagation_policy = Some(policy.to_string());
         }
-        if body.get("orphanDependents").and_then(Value::as_bool) == Some(true) && options.propagation_policy.is_none() {
+        if body.get("orphanDependents").and_then(Value::as_bool) == Some(true)
+            && options.propagation_policy.is_none()
+        {
             options.propagation_policy = Some("Orphan".into());
         }
         if let Some(dry_run) = body.get("dryRun").and_then(Value::as_array) {
             options.dry_run |= dry_run.iter().any(|v| v == "All");
         }
-        options.precondition_uid = body.pointer("/preconditions/uid").and_then(Value::as_str).map(str::to_string);
+        options.precondition_uid =
+            body.pointer("/preconditions/uid").and_then(Value::as_str).map(str::to_string);
         options.precondition_rv =
             body.pointer("/preconditions/resourceVersion").and_then(Value::as_str).map(str::to_string);
     }
-    if let Some(policy) = &options.propagation_policy {
-        if !matches!(policy.as_str(), "Orphan" | "Background" | "Foreground") {
-            return Err(ApiError::bad_request(format!(
-                "propagationPolicy must be one of Orphan, Background or Foreground, got {policy:?}"
-            )));
-        }
+    if let Some(policy) = &options.propagation_policy
+        && !matches!(policy.as_str(), "Orphan" | "Background" | "Foreground")
+    {
+        return Err(ApiError::bad_request(format!(
+            "propagationPolicy must be one of Orphan, Background or Foreground, got {policy:?}"
+        )));
     }
     Ok(options)
 }
@@ -183,8 +197,12 @@ mod tests {
         let options = write_options(&query(&[]), "kubectl/v1.33.9 (linux/amd64) kubernetes/abc").unwrap();
         assert_eq!(options.field_manager, "kubectl");
         assert_eq!(options.field_validation, FieldValidation::Warn);
-        let options = write_options(&query(&[("fieldManager", "mgr"), ("fieldValidation", "Strict")]), "x").unwrap();
-        assert_eq!((options.field_manager.as_str(), options.field_validation), ("mgr", FieldValidation::Strict));
+        let options =
+            write_options(&query(&[("fieldManager", "mgr"), ("fieldValidation", "Strict")]), "x").unwrap();
+        assert_eq!(
+            (options.field_manager.as_str(), options.field_validation),
+            ("mgr", FieldValidation::Strict)
+        );
         assert!(write_options(&query(&[("fieldValidation", "Loose")]), "x").is_err());
     }
 

@@ -104,7 +104,9 @@ pub fn parse(method: &Method, path: &str, watch: bool) -> Result<Target, NotAnAp
     let (resource, name, subresource) = match rest.as_slice() {
         [resource] => (resource.to_string(), None, None),
         [resource, name] => (resource.to_string(), Some(name.to_string()), None),
-        [resource, name, subresource] => (resource.to_string(), Some(name.to_string()), Some(subresource.to_string())),
+        [resource, name, subresource] => {
+            (resource.to_string(), Some(name.to_string()), Some(subresource.to_string()))
+        }
         _ => return Err(NotAnApiPath),
     };
 
@@ -152,15 +154,38 @@ mod tests {
         assert_eq!(parse(&Method::GET, "/healthz", false), Err(NotAnApiPath));
     }
 
+    /// (group, resource, namespace, name, subresource, verb) a path parses to.
+    type Expected<'a> = (&'a str, &'a str, Option<&'a str>, Option<&'a str>, Option<&'a str>, Verb);
+
     #[test]
     fn resource_paths_and_verbs() {
-        let cases: Vec<(Method, &str, bool, (&str, &str, Option<&str>, Option<&str>, Option<&str>, Verb))> = vec![
+        let cases: Vec<(Method, &str, bool, Expected)> = vec![
             (Method::GET, "/api/v1/pods", false, ("", "pods", None, None, None, Verb::List)),
             (Method::GET, "/api/v1/pods", true, ("", "pods", None, None, None, Verb::Watch)),
-            (Method::GET, "/api/v1/namespaces/ns/pods", false, ("", "pods", Some("ns"), None, None, Verb::List)),
-            (Method::POST, "/api/v1/namespaces/ns/pods", false, ("", "pods", Some("ns"), None, None, Verb::Create)),
-            (Method::GET, "/api/v1/namespaces/ns/pods/p", false, ("", "pods", Some("ns"), Some("p"), None, Verb::Get)),
-            (Method::GET, "/api/v1/namespaces/ns/pods/p", true, ("", "pods", Some("ns"), Some("p"), None, Verb::Watch)),
+            (
+                Method::GET,
+                "/api/v1/namespaces/ns/pods",
+                false,
+                ("", "pods", Some("ns"), None, None, Verb::List),
+            ),
+            (
+                Method::POST,
+                "/api/v1/namespaces/ns/pods",
+                false,
+                ("", "pods", Some("ns"), None, None, Verb::Create),
+            ),
+            (
+                Method::GET,
+                "/api/v1/namespaces/ns/pods/p",
+                false,
+                ("", "pods", Some("ns"), Some("p"), None, Verb::Get),
+            ),
+            (
+                Method::GET,
+                "/api/v1/namespaces/ns/pods/p",
+                true,
+                ("", "pods", Some("ns"), Some("p"), None, Verb::Watch),
+            ),
             (
                 Method::POST,
                 "/api/v1/namespaces/ns/pods/p/binding",
@@ -173,9 +198,19 @@ mod tests {
                 false,
                 ("", "pods", Some("ns"), Some("p"), Some("resize"), Verb::Patch),
             ),
-            (Method::DELETE, "/api/v1/namespaces/ns/pods", false, ("", "pods", Some("ns"), None, None, Verb::DeleteCollection)),
+            (
+                Method::DELETE,
+                "/api/v1/namespaces/ns/pods",
+                false,
+                ("", "pods", Some("ns"), None, None, Verb::DeleteCollection),
+            ),
             (Method::GET, "/api/v1/namespaces", false, ("", "namespaces", None, None, None, Verb::List)),
-            (Method::GET, "/api/v1/namespaces/ns", false, ("", "namespaces", None, Some("ns"), None, Verb::Get)),
+            (
+                Method::GET,
+                "/api/v1/namespaces/ns",
+                false,
+                ("", "namespaces", None, Some("ns"), None, Verb::Get),
+            ),
             (
                 Method::PUT,
                 "/api/v1/namespaces/ns/finalize",
@@ -199,7 +234,14 @@ mod tests {
                 Method::PUT,
                 "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x.y/status",
                 false,
-                ("apiextensions.k8s.io", "customresourcedefinitions", None, Some("x.y"), Some("status"), Verb::Update),
+                (
+                    "apiextensions.k8s.io",
+                    "customresourcedefinitions",
+                    None,
+                    Some("x.y"),
+                    Some("status"),
+                    Verb::Update,
+                ),
             ),
         ];
         for (method, path, watch, (group, res, ns, name, sub, verb)) in cases {

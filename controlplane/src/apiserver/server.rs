@@ -99,11 +99,19 @@ impl ApiServer {
         };
         let registry = Arc::new(Registry::with_builtins());
         let client = WebhookClient::new(store.clone());
-        let api = Api::new(store.clone(), registry, Admission::new(store.clone(), client.clone()), Converter::new(client));
+        let api = Api::new(
+            store.clone(),
+            registry,
+            Admission::new(store.clone(), client.clone()),
+            Converter::new(client),
+        );
         api.refresh_custom_resources();
 
-        let listener = TcpListener::bind(config.bind).await.map_err(|source| ServerError::Bind { addr: config.bind, source })?;
-        let address = listener.local_addr().map_err(|source| ServerError::Bind { addr: config.bind, source })?;
+        let listener = TcpListener::bind(config.bind)
+            .await
+            .map_err(|source| ServerError::Bind { addr: config.bind, source })?;
+        let address =
+            listener.local_addr().map_err(|source| ServerError::Bind { addr: config.bind, source })?;
         let ready = Arc::new(AtomicBool::new(false));
         let state = HttpState { api: api.clone(), address: address.to_string(), ready: ready.clone() };
         let router = Router::new().fallback(handle).with_state(state);
@@ -129,9 +137,11 @@ impl ApiServer {
                     tracing::error!(%error, "API server stopped");
                 }
             }),
-            Some(server_config) => tokio::spawn(tls::serve_https(listener, router, server_config, async move {
-                let _ = shutdown_rx.wait_for(|stop| *stop).await;
-            })),
+            Some(server_config) => {
+                tokio::spawn(tls::serve_https(listener, router, server_config, async move {
+                    let _ = shutdown_rx.wait_for(|stop| *stop).await;
+                }))
+            }
         };
         tasks.push(serve);
         tasks.extend(crate::controllers::start(api.clone()));

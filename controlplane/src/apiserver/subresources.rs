@@ -14,8 +14,14 @@ use crate::{registry::ResourceDef, semantics::patch, storage::CollectionKey};
 
 /// Paths of the scale subresource: spec replicas, status replicas, label selector.
 fn scale_paths(def: &ResourceDef, version: &str) -> (String, String, Option<String>) {
-    if let Some(scale) = def.crd_version(version).and_then(|v| v.subresources.as_ref()).and_then(|s| s.scale.as_ref()) {
-        return (scale.spec_replicas_path.clone(), scale.status_replicas_path.clone(), scale.label_selector_path.clone());
+    if let Some(scale) =
+        def.crd_version(version).and_then(|v| v.subresources.as_ref()).and_then(|s| s.scale.as_ref())
+    {
+        return (
+            scale.spec_replicas_path.clone(),
+            scale.status_replicas_path.clone(),
+            scale.label_selector_path.clone(),
+        );
     }
     (".spec.replicas".into(), ".status.replicas".into(), None)
 }
@@ -70,7 +76,13 @@ fn scale_of(def: &ResourceDef, version: &str, object: &Value) -> Value {
 }
 
 /// GET `.../scale`.
-pub async fn get_scale(api: &Api, def: &ResourceDef, version: &str, namespace: Option<&str>, name: &str) -> Result<Value, ApiError> {
+pub async fn get_scale(
+    api: &Api,
+    def: &ResourceDef,
+    version: &str,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<Value, ApiError> {
     let object = api.get(def, version, namespace, name).await?;
     Ok(scale_of(def, version, &object))
 }
@@ -91,7 +103,9 @@ pub async fn set_scale(
     let scale = scale_of(def, version, &current);
     let desired = match patch_type {
         None => body,
-        Some(PatchType::Json) => patch::json_patch(&scale, &body).map_err(|e| ApiError::bad_request(e.to_string()))?,
+        Some(PatchType::Json) => {
+            patch::json_patch(&scale, &body).map_err(|e| ApiError::bad_request(e.to_string()))?
+        }
         Some(PatchType::Merge | PatchType::Strategic | PatchType::Apply) => {
             patch::merge_patch(&scale, &body).map_err(|e| ApiError::bad_request(e.to_string()))?
         }
@@ -108,14 +122,16 @@ pub async fn set_scale(
         )];
         return Err(ApiError::invalid("autoscaling", "Scale", name, &errors));
     }
-    let precondition = desired.pointer("/metadata/resourceVersion").and_then(Value::as_str).map(str::to_string);
+    let precondition =
+        desired.pointer("/metadata/resourceVersion").and_then(Value::as_str).map(str::to_string);
     let (spec_path, _, _) = scale_paths(def, version);
     let mut patch_body = json!({});
     write_path(&mut patch_body, &spec_path, json!(replicas));
     if let Some(rv) = precondition.filter(|_| patch_type.is_none()) {
         patch_body["metadata"] = json!({"resourceVersion": rv});
     }
-    let written = api.patch(def, version, namespace, name, None, PatchType::Merge, patch_body, options).await?;
+    let written =
+        api.patch(def, version, namespace, name, None, PatchType::Merge, patch_body, options).await?;
     Ok(scale_of(def, version, &written.object))
 }
 
@@ -137,7 +153,9 @@ pub async fn bind(
     let pod = api.get(def, "v1", namespace, name).await?;
     if let Some(assigned) = pod.pointer("/spec/nodeName").and_then(Value::as_str).filter(|n| !n.is_empty()) {
         let mut error = ApiError::conflict("", "pods", name);
-        error.message = format!("Operation cannot be fulfilled on pods/binding \"{name}\": pod {name} is already assigned to node \"{assigned}\"");
+        error.message = format!(
+            "Operation cannot be fulfilled on pods/binding \"{name}\": pod {name} is already assigned to node \"{assigned}\""
+        );
         return Err(error);
     }
     if objects::is_deleting(&pod) {
@@ -150,29 +168,47 @@ pub async fn bind(
 
 /// POST `pods/{name}/eviction`: deletes the pod unless a PodDisruptionBudget selecting it has
 /// no disruption left (429, as kube-apiserver answers).
-pub async fn evict(api: &Api, def: &ResourceDef, namespace: Option<&str>, name: &str, eviction: &Value) -> Result<(), ApiError> {
+pub async fn evict(
+    api: &Api,
+    def: &ResourceDef,
+    namespace: Option<&str>,
+    name: &str,
+    eviction: &Value,
+) -> Result<(), ApiError> {
     let pod = api.get(def, "v1", namespace, name).await?;
     let namespace_name = namespace.unwrap_or_default().to_string();
-    let terminal = matches!(pod.pointer("/status/phase").and_then(Value::as_str), Some("Succeeded" | "Failed"));
+    let terminal =
+        matches!(pod.pointer("/status/phase").and_then(Value::as_str), Some("Succeeded" | "Failed"));
     if !terminal && !objects::is_deleting(&pod) {
-        let budgets = CollectionKey { group: "policy".into(), resource: "poddisruptionbudgets".into(), namespace: Some(namespace_name.clone()) };
+        let budgets = CollectionKey {
+            group: "policy".into(),
+            resource: "poddisruptionbudgets".into(),
+            namespace: Some(namespace_name.clone()),
+        };
         let (budgets, _) = api.store.list(&budgets);
-        let pods = CollectionKey { group: String::new(), resource: "pods".into(), namespace: Some(namespace_name) };
+        let pods =
+            CollectionKey { group: String::new(), resource: "pods".into(), namespace: Some(namespace_name) };
         let (pods, _) = api.store.list(&pods);
         let pod_labels = objects::labels(&pod);
         for budget in budgets.iter() {
-            let Some(selector) = budget
-                .pointer("/spec/selector")
-                .and_then(|s| serde_json::from_value::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>(s.clone()).ok())
-            else {
+            let Some(selector) = budget.pointer("/spec/selector").and_then(|s| {
+                serde_json::from_value::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>(
+                    s.clone(),
+                )
+                .ok()
+            }) else {
                 continue;
             };
-            if kruise_crds::selector::is_empty(&selector) || !kruise_crds::selector::matches(&selector, &pod_labels) {
+            if kruise_crds::selector::is_empty(&selector)
+                || !kruise_crds::selector::matches(&selector, &pod_labels)
+            {
                 continue;
             }
             let selected: Vec<_> = pods
                 .iter()
-                .filter(|p| !objects::is_deleting(p) && kruise_crds::selector::matches(&selector, &objects::labels(p)))
+                .filter(|p| {
+                    !objects::is_deleting(p) && kruise_crds::selector::matches(&selector, &objects::labels(p))
+                })
                 .collect();
             let healthy = selected.iter().filter(|p| is_ready(p)).count() as i64;
             let expected = selected.len() as i32;
@@ -186,7 +222,7 @@ pub async fn evict(api: &Api, def: &ResourceDef, namespace: Option<&str>, name: 
             } else {
                 1
             };
-            if allowed <= 0 || (!is_ready(&pod) && allowed <= 0) {
+            if allowed <= 0 {
                 return Err(ApiError::too_many_requests(
                     "Cannot evict pod as it would violate the pod's disruption budget.",
                 ));
@@ -195,7 +231,10 @@ pub async fn evict(api: &Api, def: &ResourceDef, namespace: Option<&str>, name: 
     }
     let options = DeleteOptions {
         grace_period_seconds: eviction.pointer("/deleteOptions/gracePeriodSeconds").and_then(Value::as_i64),
-        precondition_uid: eviction.pointer("/deleteOptions/preconditions/uid").and_then(Value::as_str).map(str::to_string),
+        precondition_uid: eviction
+            .pointer("/deleteOptions/preconditions/uid")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         ..Default::default()
     };
     api.delete(def, "v1", namespace, name, &options).await?;
@@ -210,7 +249,9 @@ fn is_ready(pod: &Value) -> bool {
 
 fn int_or_percent(value: &Value, total: i32, round_up: bool) -> i32 {
     let parsed = match value {
-        Value::Number(n) => k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(n.as_i64().unwrap_or(0) as i32),
+        Value::Number(n) => {
+            k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(n.as_i64().unwrap_or(0) as i32)
+        }
         Value::String(s) => k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(s.clone()),
         _ => return 0,
     };

@@ -21,7 +21,13 @@ pub fn wants_metadata(accept: &str) -> bool {
 }
 
 /// The Table of `objects` at `version` of `def`.
-pub fn table(def: &ResourceDef, version: &str, objects: &[Value], include_object: &str, list_rv: &str) -> Value {
+pub fn table(
+    def: &ResourceDef,
+    version: &str,
+    objects: &[Value],
+    include_object: &str,
+    list_rv: &str,
+) -> Value {
     let refs: Vec<&Value> = objects.iter().collect();
     if let Some(columns) = builtin_columns(def) {
         let mut table = render_table(&[], &refs, include_object, list_rv);
@@ -76,9 +82,16 @@ fn builtin_columns(def: &ResourceDef) -> Option<Vec<(&'static str, &'static str,
             ("IP", "string", 1),
             ("Node", "string", 1),
         ],
-        ("", "Node") => vec![("Status", "string", 0), ("Roles", "string", 0), ("Age", "string", 0), ("Version", "string", 0)],
+        ("", "Node") => vec![
+            ("Status", "string", 0),
+            ("Roles", "string", 0),
+            ("Age", "string", 0),
+            ("Version", "string", 0),
+        ],
         ("", "Namespace") => vec![("Status", "string", 0), ("Age", "string", 0)],
-        ("apps", "Deployment" | "StatefulSet" | "ReplicaSet") => vec![("Ready", "string", 0), ("Age", "string", 0)],
+        ("apps", "Deployment" | "StatefulSet" | "ReplicaSet") => {
+            vec![("Ready", "string", 0), ("Age", "string", 0)]
+        }
         ("batch", "Job") => vec![("Status", "string", 0), ("Completions", "string", 0), ("Age", "string", 0)],
         (_, "CustomResourceDefinition") => vec![("Created At", "date", 0)],
         _ if !def.is_custom() => vec![("Age", "string", 0)],
@@ -101,11 +114,18 @@ fn age(object: &Value) -> String {
 fn builtin_cells(def: &ResourceDef, object: &Value) -> Vec<Value> {
     match (def.group.as_str(), def.kind.as_str()) {
         ("", "Pod") => {
-            let statuses = object.pointer("/status/containerStatuses").and_then(Value::as_array).cloned().unwrap_or_default();
+            let statuses = object
+                .pointer("/status/containerStatuses")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
             let total = object.pointer("/spec/containers").and_then(Value::as_array).map_or(0, Vec::len);
-            let ready = statuses.iter().filter(|s| s.get("ready").and_then(Value::as_bool) == Some(true)).count();
-            let restarts: i64 = statuses.iter().filter_map(|s| s.get("restartCount").and_then(Value::as_i64)).sum();
-            let mut status = object.pointer("/status/phase").and_then(Value::as_str).unwrap_or("Pending").to_string();
+            let ready =
+                statuses.iter().filter(|s| s.get("ready").and_then(Value::as_bool) == Some(true)).count();
+            let restarts: i64 =
+                statuses.iter().filter_map(|s| s.get("restartCount").and_then(Value::as_i64)).sum();
+            let mut status =
+                object.pointer("/status/phase").and_then(Value::as_str).unwrap_or("Pending").to_string();
             if let Some(reason) = object.pointer("/status/reason").and_then(Value::as_str) {
                 status = reason.to_string();
             }
@@ -141,7 +161,9 @@ fn builtin_cells(def: &ResourceDef, object: &Value) -> Vec<Value> {
                 json!(if ready { "Ready" } else { "NotReady" }),
                 json!(if roles.is_empty() { "<none>".to_string() } else { roles.join(",") }),
                 json!(age(object)),
-                json!(object.pointer("/status/nodeInfo/kubeletVersion").and_then(Value::as_str).unwrap_or("")),
+                json!(
+                    object.pointer("/status/nodeInfo/kubeletVersion").and_then(Value::as_str).unwrap_or("")
+                ),
             ]
         }
         ("", "Namespace") => vec![
@@ -166,7 +188,9 @@ fn builtin_cells(def: &ResourceDef, object: &Value) -> Vec<Value> {
                 json!(age(object)),
             ]
         }
-        (_, "CustomResourceDefinition") => vec![json!(objects::meta_str(object, "creationTimestamp").unwrap_or_default())],
+        (_, "CustomResourceDefinition") => {
+            vec![json!(objects::meta_str(object, "creationTimestamp").unwrap_or_default())]
+        }
         _ => vec![json!(age(object))],
     }
 }

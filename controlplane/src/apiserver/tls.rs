@@ -47,12 +47,13 @@ pub fn server_config(certs: &ServingCerts) -> Result<Arc<rustls::ServerConfig>, 
     let key = rustls_pemfile::private_key(&mut certs.key_pem.as_bytes())
         .map_err(|e| TlsError(e.to_string()))?
         .ok_or_else(|| TlsError("no private key".into()))?;
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .map_err(|e| TlsError(e.to_string()))?
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .map_err(|e| TlsError(e.to_string()))?;
+    let config =
+        rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .map_err(|e| TlsError(e.to_string()))?
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .map_err(|e| TlsError(e.to_string()))?;
     Ok(Arc::new(config))
 }
 
@@ -75,13 +76,14 @@ pub async fn serve_https(
         let router = router.clone();
         tokio::spawn(async move {
             let Ok(stream) = acceptor.accept(stream).await else { return };
-            let service = hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
-                let router = router.clone();
-                async move {
-                    use tower::ServiceExt;
-                    router.oneshot(request.map(axum::body::Body::new)).await
-                }
-            });
+            let service =
+                hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                    let router = router.clone();
+                    async move {
+                        use tower::ServiceExt;
+                        router.oneshot(request.map(axum::body::Body::new)).await
+                    }
+                });
             let io = hyper_util::rt::TokioIo::new(stream);
             let _ = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
                 .serve_connection_with_upgrades(io, service)

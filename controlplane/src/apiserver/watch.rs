@@ -60,7 +60,8 @@ pub fn start(
     let mut watch = match watch {
         Ok(watch) => watch,
         Err(StoreError::Gone { requested, oldest }) => {
-            let status = ApiError::gone(format!("too old resource version: {requested} ({oldest})")).to_status();
+            let status =
+                ApiError::gone(format!("too old resource version: {requested} ({oldest})")).to_status();
             let line = event_line("ERROR", &status);
             tokio::spawn(async move {
                 let _ = sender.send(Ok(line)).await;
@@ -72,7 +73,16 @@ pub fn start(
     let initial_rv = watch.initial_rv();
     let timeout = options.timeout_seconds.map(Duration::from_secs).unwrap_or(Duration::from_secs(1800));
     let allow_bookmarks = options.allow_bookmarks;
-    let mut task = WatchTask { api, def, version, filter, format, sender, table_header_sent: false, last_rv: initial_rv };
+    let mut task = WatchTask {
+        api,
+        def,
+        version,
+        filter,
+        format,
+        sender,
+        table_header_sent: false,
+        last_rv: initial_rv,
+    };
     tokio::spawn(async move {
         let deadline = tokio::time::sleep(timeout);
         tokio::pin!(deadline);
@@ -96,10 +106,10 @@ pub fn start(
                         if !task.send("BOOKMARK", &bookmark(&task.def, &task.version, rv, true)).await {
                             return;
                         }
-                        if let Some(event) = next {
-                            if !task.deliver(event).await {
-                                return;
-                            }
+                        if let Some(event) = next
+                            && !task.deliver(event).await
+                        {
+                            return;
                         }
                         continue;
                     }
@@ -168,7 +178,8 @@ impl WatchTask {
             EventFormat::Metadata => table::partial_metadata(&object),
             EventFormat::Table => {
                 let rv = objects::meta_str(&object, "resourceVersion").unwrap_or_default().to_string();
-                let mut rendered = table::table(&self.def, &self.version, std::slice::from_ref(&object), "Object", &rv);
+                let mut rendered =
+                    table::table(&self.def, &self.version, std::slice::from_ref(&object), "Object", &rv);
                 if self.table_header_sent {
                     rendered.as_object_mut().map(|t| t.remove("columnDefinitions"));
                 }

@@ -31,11 +31,17 @@ pub enum WebhookCallError {
     BadResponse(String),
 }
 
+/// A service host name and the endpoint address it resolves to.
+type Resolved = (String, SocketAddr);
+
+/// Clients by (CA bundle, resolved service).
+type ClientCache = HashMap<(String, Option<Resolved>), reqwest::Client>;
+
 /// Sends reviews to webhooks, caching one HTTPS client per (CA bundle, resolved service).
 #[derive(Clone)]
 pub struct WebhookClient {
     store: Store,
-    clients: Arc<Mutex<HashMap<(String, Option<(String, SocketAddr)>), reqwest::Client>>>,
+    clients: Arc<Mutex<ClientCache>>,
 }
 
 impl WebhookClient {
@@ -46,7 +52,12 @@ impl WebhookClient {
 
     /// POSTs `review` to the webhook described by `client_config` (the `clientConfig` object of a
     /// webhook or CRD conversion) and returns the review it answers.
-    pub async fn call(&self, client_config: &Value, review: &Value, timeout: Duration) -> Result<Value, WebhookCallError> {
+    pub async fn call(
+        &self,
+        client_config: &Value,
+        review: &Value,
+        timeout: Duration,
+    ) -> Result<Value, WebhookCallError> {
         let ca_bundle = client_config.get("caBundle").and_then(Value::as_str).unwrap_or_default().to_string();
         let (url, resolve) = self.target(client_config)?;
         let client = self.client(&ca_bundle, resolve)?;
@@ -68,17 +79,21 @@ impl WebhookClient {
         serde_json::from_slice(&body).map_err(|error| WebhookCallError::BadResponse(error.to_string()))
     }
 
-    fn target(&self, config: &Value) -> Result<(String, Option<(String, SocketAddr)>), WebhookCallError> {
+    fn target(&self, config: &Value) -> Result<(String, Option<Resolved>), WebhookCallError> {
         if let Some(url) = config.get("url").and_then(Value::as_str) {
             return Ok((url.to_string(), None));
         }
-        let service = config.get("service").ok_or_else(|| WebhookCallError::Config("neither url nor service".into()))?;
+        let service = config
+            .get("service")
+            .ok_or_else(|| WebhookCallError::Config("neither url nor service".into()))?;
         let namespace = service.get("namespace").and_then(Value::as_str).unwrap_or_default();
         let name = service.get("name").and_then(Value::as_str).unwrap_or_default();
         let path = service.get("path").and_then(Value::as_str).unwrap_or("/");
         let port = service.get("port").and_then(Value::as_i64).unwrap_or(443);
         let host = format!("{name}.{namespace}.svc");
-        let address = self.endpoint_address(namespace, name, port).ok_or_else(|| WebhookCallError::NoEndpoints(host.clone()))?;
+        let address = self
+            .endpoint_address(namespace, name, port)
+            .ok_or_else(|| WebhookCallError::NoEndpoints(host.clone()))?;
         Ok((format!("https://{host}:{}{path}", address.port()), Some((host, address))))
     }
 
@@ -107,7 +122,7 @@ impl WebhookClient {
     fn client(
         &self,
         ca_bundle: &str,
-        resolve: Option<(String, SocketAddr)>,
+        resolve: Option<Resolved>,
     ) -> Result<reqwest::Client, WebhookCallError> {
         let cache_key = (ca_bundle.to_string(), resolve.clone());
         if let Some(client) = self.clients.lock().get(&cache_key) {

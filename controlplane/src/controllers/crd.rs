@@ -22,7 +22,12 @@ pub(super) async fn run(api: Api) {
         let (crds, _) = api.store.list(&collection);
         for crd in crds.iter() {
             let name = objects::name(crd).unwrap_or_default().to_string();
-            let key = ObjectKey { group: collection.group.clone(), resource: collection.resource.clone(), namespace: None, name };
+            let key = ObjectKey {
+                group: collection.group.clone(),
+                resource: collection.resource.clone(),
+                namespace: None,
+                name,
+            };
             if objects::is_deleting(crd) {
                 cleanup(&api, crd, &key).await;
             } else {
@@ -109,7 +114,8 @@ async fn cleanup(api: &Api, crd: &Value, key: &ObjectKey) {
     }
     let result = api.store.mutate(key, |current| -> Result<Mutation, ()> {
         let Some(current) = current else { return Ok(Mutation::Keep) };
-        let finalizers: Vec<String> = objects::finalizers(current).into_iter().filter(|f| f != CLEANUP_FINALIZER).collect();
+        let finalizers: Vec<String> =
+            objects::finalizers(current).into_iter().filter(|f| f != CLEANUP_FINALIZER).collect();
         if finalizers.is_empty() {
             return Ok(Mutation::Delete);
         }

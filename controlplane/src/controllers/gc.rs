@@ -72,11 +72,15 @@ pub(crate) async fn collect(api: &Api) {
             match by_uid.get(&owner.uid).map(|&i| &entries[i]) {
                 // An owner with the same uid must also match the namespace rules: namespaced
                 // owners only own dependents in their own namespace.
-                Some(found) if found.key.namespace.is_none() || found.key.namespace == entry.key.namespace => {
+                Some(found)
+                    if found.key.namespace.is_none() || found.key.namespace == entry.key.namespace =>
+                {
                     let finalizers = objects::finalizers(&found.object);
                     if objects::is_deleting(&found.object) && finalizers.iter().any(|f| f == ORPHAN) {
                         orphaning.push(owner.uid.clone());
-                    } else if objects::is_deleting(&found.object) && finalizers.iter().any(|f| f == FOREGROUND) {
+                    } else if objects::is_deleting(&found.object)
+                        && finalizers.iter().any(|f| f == FOREGROUND)
+                    {
                         owner_deleting_foreground = true;
                         alive += 1;
                     } else {
@@ -93,12 +97,21 @@ pub(crate) async fn collect(api: &Api) {
         }
         if all_gone || (owner_deleting_foreground && alive == 1 && owners.len() == 1) {
             let propagation = if owner_deleting_foreground { "Foreground" } else { "Background" };
-            let options = DeleteOptions { propagation_policy: Some(propagation.into()), ..Default::default() };
+            let options =
+                DeleteOptions { propagation_policy: Some(propagation.into()), ..Default::default() };
             let name = entry.key.name.clone();
-            if let Err(error) = api.delete(&entry.def, &entry.def.storage_version, entry.key.namespace.as_deref(), &name, &options).await {
-                if error.code != 404 {
-                    tracing::debug!(%error, object = %name, "garbage collector could not delete a dependent");
-                }
+            if let Err(error) = api
+                .delete(
+                    &entry.def,
+                    &entry.def.storage_version,
+                    entry.key.namespace.as_deref(),
+                    &name,
+                    &options,
+                )
+                .await
+                && error.code != 404
+            {
+                tracing::debug!(%error, object = %name, "garbage collector could not delete a dependent");
             }
         } else if !removable.is_empty() {
             remove_owner_references(api, &entry.key, &removable);
@@ -112,11 +125,14 @@ pub(crate) async fn collect(api: &Api) {
         }
         let finalizers = objects::finalizers(&entry.object);
         let uid = objects::uid(&entry.object).unwrap_or_default().to_string();
-        let remaining: Vec<&Entry> = dependents.get(&uid).map(|d| d.iter().map(|&i| &entries[i]).collect()).unwrap_or_default();
+        let remaining: Vec<&Entry> =
+            dependents.get(&uid).map(|d| d.iter().map(|&i| &entries[i]).collect()).unwrap_or_default();
         let mut release = Vec::new();
         if finalizers.iter().any(|f| f == FOREGROUND) {
             let blocking = remaining.iter().any(|dependent| {
-                objects::owner_references(&dependent.object).iter().any(|r| r.uid == uid && r.block_owner_deletion)
+                objects::owner_references(&dependent.object)
+                    .iter()
+                    .any(|r| r.uid == uid && r.block_owner_deletion)
             });
             if !blocking {
                 release.push(FOREGROUND);
@@ -151,8 +167,10 @@ fn remove_owner_references(api: &Api, key: &ObjectKey, uids: &HashSet<String>) {
 fn remove_finalizers(api: &Api, key: &ObjectKey, release: &[&str]) {
     let _ = api.store.mutate(key, |current| -> Result<Mutation, ()> {
         let Some(current) = current else { return Ok(Mutation::Keep) };
-        let finalizers: Vec<String> = objects::finalizers(current).into_iter().filter(|f| !release.contains(&f.as_str())).collect();
-        let grace = current.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0);
+        let finalizers: Vec<String> =
+            objects::finalizers(current).into_iter().filter(|f| !release.contains(&f.as_str())).collect();
+        let grace =
+            current.pointer("/metadata/deletionGracePeriodSeconds").and_then(Value::as_i64).unwrap_or(0);
         let namespace_finalizing = key.group.is_empty()
             && key.resource == "namespaces"
             && current.pointer("/spec/finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());

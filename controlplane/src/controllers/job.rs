@@ -37,13 +37,17 @@ pub fn plan(spec: &Value, active: i64, succeeded: i64, failed: i64, elapsed: i64
         return JobPlan { create: 0, finished: Some(("Failed", "DeadlineExceeded")) };
     }
     match completions {
-        Some(completions) if succeeded >= completions => JobPlan { create: 0, finished: Some(("Complete", "Completed")) },
+        Some(completions) if succeeded >= completions => {
+            JobPlan { create: 0, finished: Some(("Complete", "Completed")) }
+        }
         Some(completions) => {
             let wanted = parallelism.min(completions - succeeded);
             JobPlan { create: (wanted - active).max(0), finished: None }
         }
         // Without completions, the job is done once any pod succeeded and none is running.
-        None if succeeded > 0 && active == 0 => JobPlan { create: 0, finished: Some(("Complete", "Completed")) },
+        None if succeeded > 0 && active == 0 => {
+            JobPlan { create: 0, finished: Some(("Complete", "Completed")) }
+        }
         None if succeeded > 0 => JobPlan { create: 0, finished: None },
         None => JobPlan { create: (parallelism - active).max(0), finished: None },
     }
@@ -63,23 +67,33 @@ pub(super) async fn run(api: Api) {
 }
 
 fn is_finished(job: &Value) -> bool {
-    job.pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .is_some_and(|c| c.iter().any(|c| (c["type"] == "Complete" || c["type"] == "Failed") && c["status"] == "True"))
+    job.pointer("/status/conditions").and_then(Value::as_array).is_some_and(|c| {
+        c.iter().any(|c| (c["type"] == "Complete" || c["type"] == "Failed") && c["status"] == "True")
+    })
 }
 
 async fn sync(api: &Api, job: &Value) -> Result<(), String> {
     let namespace = objects::namespace(job).unwrap_or_default().to_string();
     let name = objects::name(job).unwrap_or_default().to_string();
     let uid = objects::uid(job).unwrap_or_default().to_string();
-    let pods_collection = CollectionKey { group: String::new(), resource: "pods".into(), namespace: Some(namespace.clone()) };
+    let pods_collection =
+        CollectionKey { group: String::new(), resource: "pods".into(), namespace: Some(namespace.clone()) };
     let (pods, _) = api.store.list(&pods_collection);
-    let owned: Vec<_> = pods.iter().filter(|p| objects::owner_references(p).iter().any(|r| r.uid == uid)).collect();
-    let phase = |pod: &Value| pod.pointer("/status/phase").and_then(Value::as_str).unwrap_or("Pending").to_string();
+    let owned: Vec<_> =
+        pods.iter().filter(|p| objects::owner_references(p).iter().any(|r| r.uid == uid)).collect();
+    let phase =
+        |pod: &Value| pod.pointer("/status/phase").and_then(Value::as_str).unwrap_or("Pending").to_string();
     let succeeded = owned.iter().filter(|p| phase(p) == "Succeeded").count() as i64;
     let failed = owned.iter().filter(|p| phase(p) == "Failed").count() as i64;
-    let active = owned.iter().filter(|p| !objects::is_deleting(p) && !matches!(phase(p).as_str(), "Succeeded" | "Failed")).count() as i64;
-    let start = job.pointer("/status/startTime").and_then(Value::as_str).map(str::to_string).unwrap_or_else(objects::now_rfc3339);
+    let active = owned
+        .iter()
+        .filter(|p| !objects::is_deleting(p) && !matches!(phase(p).as_str(), "Succeeded" | "Failed"))
+        .count() as i64;
+    let start = job
+        .pointer("/status/startTime")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(objects::now_rfc3339);
     let elapsed = start
         .parse::<k8s_openapi::jiff::Timestamp>()
         .map(|t| k8s_openapi::jiff::Timestamp::now().duration_since(t).as_secs())
@@ -115,7 +129,10 @@ async fn sync(api: &Api, job: &Value) -> Result<(), String> {
         api.create(&pod_def, "v1", Some(&namespace), pod, &options).await.map_err(|e| e.to_string())?;
     }
     if plan.finished.is_some_and(|(condition, _)| condition == "Failed") {
-        for pod in owned.iter().filter(|p| !objects::is_deleting(p) && !matches!(phase(p).as_str(), "Succeeded" | "Failed")) {
+        for pod in owned
+            .iter()
+            .filter(|p| !objects::is_deleting(p) && !matches!(phase(p).as_str(), "Succeeded" | "Failed"))
+        {
             let pod_name = objects::name(pod).unwrap_or_default().to_string();
             let _ = api.delete(&pod_def, "v1", Some(&namespace), &pod_name, &DeleteOptions::default()).await;
         }
@@ -165,7 +182,8 @@ mod tests {
 
     #[test]
     fn plans_follow_parallelism_completions_and_limits() {
-        let spec = json!({"parallelism": 2, "completions": 3, "backoffLimit": 1, "activeDeadlineSeconds": 60});
+        let spec =
+            json!({"parallelism": 2, "completions": 3, "backoffLimit": 1, "activeDeadlineSeconds": 60});
         assert_eq!(plan(&spec, 0, 0, 0, 0), JobPlan { create: 2, finished: None });
         assert_eq!(plan(&spec, 1, 2, 0, 0), JobPlan { create: 0, finished: None });
         assert_eq!(plan(&spec, 0, 2, 0, 0), JobPlan { create: 1, finished: None });

@@ -49,11 +49,13 @@ async fn drain(api: &Api, name: &str, namespace: &Value) -> Result<(), String> {
         };
         for item in items.iter().filter(|item| !objects::is_deleting(item)) {
             let object_name = objects::name(item).unwrap_or_default().to_string();
-            let options = DeleteOptions { propagation_policy: Some("Background".into()), ..Default::default() };
-            if let Err(error) = api.delete(&def, &def.storage_version, Some(name), &object_name, &options).await {
-                if error.code != 404 {
-                    return Err(error.to_string());
-                }
+            let options =
+                DeleteOptions { propagation_policy: Some("Background".into()), ..Default::default() };
+            if let Err(error) =
+                api.delete(&def, &def.storage_version, Some(name), &object_name, &options).await
+                && error.code != 404
+            {
+                return Err(error.to_string());
             }
         }
     }
@@ -81,6 +83,8 @@ async fn drain(api: &Api, name: &str, namespace: &Value) -> Result<(), String> {
         field_validation: FieldValidation::Ignore,
         force: false,
     };
-    api.update(&def, "v1", None, name, Some("finalize"), finalized, &options).await.map_err(|e| e.to_string())?;
+    api.update(&def, "v1", None, name, Some("finalize"), finalized, &options)
+        .await
+        .map_err(|e| e.to_string())?;
     Ok(())
 }

@@ -122,7 +122,8 @@ impl Registry {
 
     /// Replaces the custom resources with those of the given established CRDs.
     pub fn set_custom_resources(&self, crds: &[CustomResourceDefinition]) {
-        let mut resources: Vec<Arc<ResourceDef>> = BUILTIN.iter().map(|entry| Arc::new(entry.to_def())).collect();
+        let mut resources: Vec<Arc<ResourceDef>> =
+            BUILTIN.iter().map(|entry| Arc::new(entry.to_def())).collect();
         for crd in crds {
             if let Some(def) = custom_resource_def(crd) {
                 resources.push(Arc::new(def));
@@ -135,11 +136,12 @@ impl Registry {
 /// The resource a CRD defines, or None when it serves no version.
 pub fn custom_resource_def(crd: &CustomResourceDefinition) -> Option<ResourceDef> {
     let spec = &crd.spec;
-    let mut served: Vec<&CustomResourceDefinitionVersion> = spec.versions.iter().filter(|v| v.served).collect();
+    let mut served: Vec<&CustomResourceDefinitionVersion> =
+        spec.versions.iter().filter(|v| v.served).collect();
     if served.is_empty() {
         return None;
     }
-    served.sort_by(|a, b| version_priority(&b.name).cmp(&version_priority(&a.name)));
+    served.sort_by_key(|v| std::cmp::Reverse(version_priority(&v.name)));
     let storage = spec.versions.iter().find(|v| v.storage).map(|v| v.name.clone())?;
     let mut subresources = Vec::new();
     if spec.versions.iter().any(|v| v.subresources.as_ref().is_some_and(|s| s.status.is_some())) {
@@ -189,7 +191,7 @@ mod tests {
     #[test]
     fn versions_order_as_kubernetes_prefers_them() {
         let mut versions = vec!["v1alpha1", "v1beta1", "v1", "v2beta1", "v1beta2", "foo"];
-        versions.sort_by(|a, b| version_priority(b).cmp(&version_priority(a)));
+        versions.sort_by_key(|v| std::cmp::Reverse(version_priority(v)));
         assert_eq!(versions, ["v1", "v2beta1", "v1beta2", "v1beta1", "v1alpha1", "foo"]);
     }
 
