@@ -535,6 +535,20 @@ impl Api {
         Err(ApiError::conflict(&def.group, &def.resource, name))
     }
 
+    /// Runs validating admission for a create on a subresource (`pods/eviction`, `pods/binding`).
+    pub async fn admit_subresource_create(
+        &self,
+        def: &ResourceDef,
+        namespace: Option<&str>,
+        name: &str,
+        subresource: &str,
+        object: &Value,
+    ) -> Result<Vec<String>, ApiError> {
+        let version = def.storage_version.clone();
+        let request = self.admission_request(def, &version, namespace, name, subresource, Operation::Create, false);
+        Ok(self.admission.validate(&request, Some(object), None).await?.warnings)
+    }
+
     /// DELETE one object.
     pub async fn delete(
         &self,
