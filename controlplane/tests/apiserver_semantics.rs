@@ -5,11 +5,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 use k8s_openapi::api::core::v1::Pod;
+use kruise_controlplane::apiserver::{ApiServer, ApiServerConfig};
 use kube::{
     Api, Client, Config, ResourceExt,
     api::{DeleteParams, EvictParams, Patch, PatchParams, PostParams},
 };
-use kruise_controlplane::apiserver::{ApiServer, ApiServerConfig};
 use serde_json::{Value, json};
 
 async fn start() -> (ApiServer, Client) {
@@ -39,7 +39,10 @@ async fn generation_moves_with_the_spec_only() {
     .unwrap();
     let created = deployments.create(&PostParams::default(), &deployment).await.unwrap();
     assert_eq!(created.metadata.generation, Some(1));
-    let labelled = deployments.patch("d", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"labels": {"x": "y"}}}))).await.unwrap();
+    let labelled = deployments
+        .patch("d", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"labels": {"x": "y"}}})))
+        .await
+        .unwrap();
     assert_eq!(labelled.metadata.generation, Some(1), "metadata changes keep the generation");
     let status = deployments
         .patch_status("d", &PatchParams::default(), &Patch::Merge(json!({"status": {"replicas": 3}})))
@@ -49,7 +52,11 @@ async fn generation_moves_with_the_spec_only() {
     assert_eq!(status.status.unwrap().replicas, Some(3));
     // The main resource ignores status; the spec change moves the generation.
     let spec = deployments
-        .patch("d", &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": 4}, "status": {"replicas": 99}})))
+        .patch(
+            "d",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 4}, "status": {"replicas": 99}})),
+        )
         .await
         .unwrap();
     assert_eq!(spec.metadata.generation, Some(2));
@@ -64,10 +71,20 @@ async fn binding_graceful_deletion_and_unscheduled_pods() {
     pods.create(&PostParams::default(), &pod("bound", json!({}))).await.unwrap();
     let http = reqwest::Client::new();
     let binding = json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "bound"}, "target": {"kind": "Node", "name": "node-1"}});
-    let response = http.post(format!("{}/api/v1/namespaces/default/pods/bound/binding", server.url)).json(&binding).send().await.unwrap();
+    let response = http
+        .post(format!("{}/api/v1/namespaces/default/pods/bound/binding", server.url))
+        .json(&binding)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 201);
     assert_eq!(pods.get("bound").await.unwrap().spec.unwrap().node_name.as_deref(), Some("node-1"));
-    let again = http.post(format!("{}/api/v1/namespaces/default/pods/bound/binding", server.url)).json(&binding).send().await.unwrap();
+    let again = http
+        .post(format!("{}/api/v1/namespaces/default/pods/bound/binding", server.url))
+        .json(&binding)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(again.status(), 409, "a pod is bound once");
 
     // A scheduled pod is deleted gracefully: it stays with a deletionTimestamp until the kubelet
@@ -76,7 +93,9 @@ async fn binding_graceful_deletion_and_unscheduled_pods() {
     let terminating = pods.get("bound").await.unwrap();
     assert!(terminating.metadata.deletion_timestamp.is_some());
     assert_eq!(terminating.metadata.deletion_grace_period_seconds, Some(30));
-    pods.delete("bound", &DeleteParams { grace_period_seconds: Some(0), ..Default::default() }).await.unwrap();
+    pods.delete("bound", &DeleteParams { grace_period_seconds: Some(0), ..Default::default() })
+        .await
+        .unwrap();
     assert!(pods.get_opt("bound").await.unwrap().is_none());
 
     // An unscheduled pod goes at once.
@@ -96,9 +115,15 @@ async fn eviction_respects_disruption_budgets() {
     let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
     for name in ["a", "b"] {
         pods.create(&PostParams::default(), &pod(name, json!({"app": "guarded"}))).await.unwrap();
-        pods.patch_status(name, &PatchParams::default(), &Patch::Merge(json!({"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})))
-            .await
-            .unwrap();
+        pods.patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(
+                json!({"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}),
+            ),
+        )
+        .await
+        .unwrap();
     }
     let budgets: Api<k8s_openapi::api::policy::v1::PodDisruptionBudget> = Api::namespaced(client, "default");
     budgets
@@ -108,7 +133,10 @@ async fn eviction_respects_disruption_budgets() {
     let error = pods.evict("a", &EvictParams::default()).await.unwrap_err();
     assert!(matches!(&error, kube::Error::Api(e) if e.code == 429), "{error:?}");
     assert!(pods.get_opt("a").await.unwrap().is_some());
-    budgets.patch("pdb", &PatchParams::default(), &Patch::Merge(json!({"spec": {"minAvailable": 1}}))).await.unwrap();
+    budgets
+        .patch("pdb", &PatchParams::default(), &Patch::Merge(json!({"spec": {"minAvailable": 1}})))
+        .await
+        .unwrap();
     pods.evict("a", &EvictParams::default()).await.unwrap();
     assert!(pods.get_opt("a").await.unwrap().is_none(), "an unscheduled pod is removed at once");
     server.shutdown().await;
@@ -121,13 +149,26 @@ async fn resize_changes_resources_only() {
     pods.create(&PostParams::default(), &pod("r", json!({}))).await.unwrap();
     // A plain update may not change resources...
     let error = pods
-        .patch("r", &PatchParams::default(), &Patch::Strategic(json!({"spec": {"containers": [{"name": "main", "resources": {"limits": {"cpu": "300m"}}}]}})))
+        .patch(
+            "r",
+            &PatchParams::default(),
+            &Patch::Strategic(
+                json!({"spec": {"containers": [{"name": "main", "resources": {"limits": {"cpu": "300m"}}}]}}),
+            ),
+        )
         .await
         .unwrap_err();
     assert!(matches!(&error, kube::Error::Api(e) if e.code == 422), "{error:?}");
     // ...the resize subresource may.
     let resized = pods
-        .patch_subresource("resize", "r", &PatchParams::default(), &Patch::Strategic(json!({"spec": {"containers": [{"name": "main", "resources": {"limits": {"cpu": "300m"}}}]}})))
+        .patch_subresource(
+            "resize",
+            "r",
+            &PatchParams::default(),
+            &Patch::Strategic(
+                json!({"spec": {"containers": [{"name": "main", "resources": {"limits": {"cpu": "300m"}}}]}}),
+            ),
+        )
         .await
         .unwrap();
     let resources = resized.spec.unwrap().containers[0].resources.clone().unwrap();
@@ -143,9 +184,17 @@ async fn dry_run_warnings_and_tables() {
     let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dry"}, "data": {"a": "1"}, "extra": true});
     let response = http.post(format!("{url}?dryRun=All")).json(&body).send().await.unwrap();
     assert_eq!(response.status(), 201);
-    let warning = response.headers().get("warning").map(|w| w.to_str().unwrap().to_string()).unwrap_or_default();
-    assert!(warning.contains("unknown field \\\"extra\\\"") || warning.contains("unknown field"), "{warning}");
-    assert_eq!(http.get(format!("{url}/dry")).send().await.unwrap().status(), 404, "a dry run stores nothing");
+    let warning =
+        response.headers().get("warning").map(|w| w.to_str().unwrap().to_string()).unwrap_or_default();
+    assert!(
+        warning.contains("unknown field \\\"extra\\\"") || warning.contains("unknown field"),
+        "{warning}"
+    );
+    assert_eq!(
+        http.get(format!("{url}/dry")).send().await.unwrap().status(),
+        404,
+        "a dry run stores nothing"
+    );
     let strict = http.post(format!("{url}?fieldValidation=Strict")).json(&body).send().await.unwrap();
     assert_eq!(strict.status(), 400);
 
@@ -161,7 +210,8 @@ async fn dry_run_warnings_and_tables() {
         .await
         .unwrap();
     assert_eq!(table["kind"], "Table");
-    let columns: Vec<&str> = table["columnDefinitions"].as_array().unwrap().iter().filter_map(|c| c["name"].as_str()).collect();
+    let columns: Vec<&str> =
+        table["columnDefinitions"].as_array().unwrap().iter().filter_map(|c| c["name"].as_str()).collect();
     assert_eq!(&columns[..5], ["Name", "Ready", "Status", "Restarts", "Age"]);
     assert_eq!(table["rows"][0]["cells"][0], "tabled");
     assert_eq!(table["rows"][0]["cells"][1], "0/1");
@@ -172,15 +222,23 @@ async fn dry_run_warnings_and_tables() {
 async fn https_mode_with_the_generated_ca() {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig_path = dir.path().join("kubeconfig");
-    let server = ApiServer::start(ApiServerConfig { tls: true, kubeconfig_path: Some(kubeconfig_path.clone()), ..Default::default() })
-        .await
-        .unwrap();
+    let server = ApiServer::start(ApiServerConfig {
+        tls: true,
+        kubeconfig_path: Some(kubeconfig_path.clone()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
     assert!(server.url.starts_with("https://"));
     let kubeconfig = kube::config::Kubeconfig::read_from(&kubeconfig_path).unwrap();
     let config = Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.unwrap();
     let client = Client::try_from(config).unwrap();
     let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client);
-    let names: Vec<String> = namespaces.list(&Default::default()).await.unwrap().items.iter().map(|n| n.name_any()).collect();
-    assert!(names.contains(&"default".to_string()) && names.contains(&"kube-system".to_string()), "{names:?}");
+    let names: Vec<String> =
+        namespaces.list(&Default::default()).await.unwrap().items.iter().map(|n| n.name_any()).collect();
+    assert!(
+        names.contains(&"default".to_string()) && names.contains(&"kube-system".to_string()),
+        "{names:?}"
+    );
     server.shutdown().await;
 }

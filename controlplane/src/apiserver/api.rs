@@ -545,7 +545,8 @@ impl Api {
         object: &Value,
     ) -> Result<Vec<String>, ApiError> {
         let version = def.storage_version.clone();
-        let request = self.admission_request(def, &version, namespace, name, subresource, Operation::Create, false);
+        let request =
+            self.admission_request(def, &version, namespace, name, subresource, Operation::Create, false);
         Ok(self.admission.validate(&request, Some(object), None).await?.warnings)
     }
 
