@@ -5,6 +5,7 @@
 
 pub mod apiserver;
 pub mod controllers;
+pub mod nodes;
 pub mod registry;
 pub mod semantics;
 pub mod storage;

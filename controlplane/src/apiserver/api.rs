@@ -906,6 +906,7 @@ pub fn merge_for_update(
     proposed: Value,
 ) -> Value {
     let mut object = match subresource {
+        Some("binding") => bound_pod(current, &proposed),
         Some("resize") => {
             // Only container resources (and their resize policies) change through pods/resize.
             let mut object = current.clone();
@@ -987,6 +988,46 @@ pub fn merge_for_update(
     for field in ["apiVersion", "kind"] {
         if let Some(value) = current.get(field) {
             object[field] = value.clone();
+        }
+    }
+    object
+}
+
+/// What `pods/binding` writes: the node name and the binding's annotations, and the
+/// `PodScheduled=True` condition, as kube-apiserver's binding storage does.
+fn bound_pod(current: &Value, proposed: &Value) -> Value {
+    let mut object = current.clone();
+    if let Some(node) = proposed.pointer("/spec/nodeName") {
+        object["spec"]["nodeName"] = node.clone();
+    }
+    if let Some(annotations) = proposed.pointer("/metadata/annotations") {
+        objects::set_meta(&mut object, "annotations", Some(annotations.clone()));
+    }
+    let now = objects::now_rfc3339();
+    if !object.get("status").is_some_and(Value::is_object) {
+        object["status"] = json!({});
+    }
+    let conditions = object["status"]
+        .as_object_mut()
+        .map(|status| status.entry("conditions").or_insert_with(|| json!([])));
+    if let Some(conditions) = conditions.and_then(Value::as_array_mut) {
+        match conditions.iter_mut().find(|c| c["type"] == "PodScheduled") {
+            Some(condition) => {
+                if condition["status"] != "True" {
+                    condition["status"] = json!("True");
+                    condition["lastTransitionTime"] = json!(now);
+                }
+                if let Some(condition) = condition.as_object_mut() {
+                    condition.remove("reason");
+                    condition.remove("message");
+                }
+            }
+            None => conditions.push(json!({
+                "type": "PodScheduled",
+                "status": "True",
+                "lastProbeTime": null,
+                "lastTransitionTime": now,
+            })),
         }
     }
     object

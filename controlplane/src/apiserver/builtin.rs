@@ -135,8 +135,10 @@ pub fn prepare_create(def: &ResourceDef, object: &mut Value) {
     match (def.group.as_str(), def.kind.as_str()) {
         ("", "Pod") => {
             default_pod(object);
+            add_default_tolerations(object);
             object["status"] = json!({"phase": "Pending", "qosClass": qos_class(object)});
         }
+        ("", "Node") => add_not_ready_taint(object),
         ("", "Namespace") => {
             default_namespace(object);
             object["status"] = json!({"phase": "Active"});
@@ -180,6 +182,52 @@ pub fn prepare_write(def: &ResourceDef, object: &mut Value) {
         ("admissionregistration.k8s.io", _) => default_webhooks(object),
         ("apiextensions.k8s.io", "CustomResourceDefinition") => default_crd(object),
         _ => {}
+    }
+}
+
+/// Taint key of a node whose Ready condition is not True.
+pub const TAINT_NOT_READY: &str = "node.kubernetes.io/not-ready";
+/// Taint key of a node that stopped reporting.
+pub const TAINT_UNREACHABLE: &str = "node.kubernetes.io/unreachable";
+
+/// kube-apiserver's DefaultTolerationSeconds plugin: pods tolerate a not-ready or unreachable
+/// node for 300 seconds unless they say otherwise.
+fn add_default_tolerations(object: &mut Value) {
+    let tolerations: Vec<Value> =
+        object.pointer("/spec/tolerations").and_then(Value::as_array).cloned().unwrap_or_default();
+    let tolerates = |key: &str| {
+        tolerations.iter().any(|t| {
+            let t_key = t.get("key").and_then(Value::as_str).unwrap_or_default();
+            let effect = t.get("effect").and_then(Value::as_str).unwrap_or_default();
+            (t_key == key || t_key.is_empty()) && (effect == "NoExecute" || effect.is_empty())
+        })
+    };
+    let mut added = tolerations.clone();
+    for key in [TAINT_NOT_READY, TAINT_UNREACHABLE] {
+        if !tolerates(key) {
+            added.push(
+                json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}),
+            );
+        }
+    }
+    if added.len() != tolerations.len()
+        && let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut)
+    {
+        spec.insert("tolerations".into(), json!(added));
+    }
+}
+
+/// kube-apiserver's TaintNodesByCondition plugin: a new node is not schedulable until the node
+/// lifecycle controller sees it Ready.
+fn add_not_ready_taint(object: &mut Value) {
+    if !object.get("spec").is_some_and(Value::is_object) {
+        object["spec"] = json!({});
+    }
+    let taints = object["spec"].as_object_mut().map(|spec| spec.entry("taints").or_insert_with(|| json!([])));
+    if let Some(taints) = taints.and_then(Value::as_array_mut)
+        && !taints.iter().any(|t| t["key"] == TAINT_NOT_READY && t["effect"] == "NoSchedule")
+    {
+        taints.push(json!({"key": TAINT_NOT_READY, "effect": "NoSchedule"}));
     }
 }
 

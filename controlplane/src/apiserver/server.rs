@@ -35,6 +35,8 @@ pub struct ApiServerConfig {
     pub kubeconfig_path: Option<PathBuf>,
     /// Watch events kept for resumption.
     pub history: usize,
+    /// Timing of the node lifecycle controller (heartbeat grace, orphaned pod quarantine).
+    pub node_lifecycle: crate::controllers::node_lifecycle::NodeLifecycleConfig,
 }
 
 impl Default for ApiServerConfig {
@@ -45,6 +47,7 @@ impl Default for ApiServerConfig {
             tls: false,
             kubeconfig_path: None,
             history: 100_000,
+            node_lifecycle: Default::default(),
         }
     }
 }
@@ -144,7 +147,7 @@ impl ApiServer {
             }
         };
         tasks.push(serve);
-        tasks.extend(crate::controllers::start(api.clone()));
+        tasks.extend(crate::controllers::start(api.clone(), config.node_lifecycle));
         bootstrap(&api).await;
         ready.store(true, std::sync::atomic::Ordering::SeqCst);
 

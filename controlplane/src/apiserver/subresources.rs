@@ -161,7 +161,21 @@ pub async fn bind(
     if objects::is_deleting(&pod) {
         return Err(ApiError::conflict("", "pods", name));
     }
-    let patch_body = json!({"spec": {"nodeName": node}});
+    if pod.pointer("/spec/schedulingGates").and_then(Value::as_array).is_some_and(|g| !g.is_empty()) {
+        let mut error = ApiError::conflict("", "pods", name);
+        error.message = format!(
+            "Operation cannot be fulfilled on pods/binding \"{name}\": pod {name} has non-empty .spec.schedulingGates"
+        );
+        return Err(error);
+    }
+    let mut patch_body = json!({"spec": {"nodeName": node}});
+    if let Some(annotations) = binding.pointer("/metadata/annotations").filter(|a| a.is_object()) {
+        let mut merged = pod.pointer("/metadata/annotations").cloned().unwrap_or(json!({}));
+        if let (Some(target), Some(source)) = (merged.as_object_mut(), annotations.as_object()) {
+            target.extend(source.clone());
+        }
+        patch_body["metadata"] = json!({"annotations": merged});
+    }
     api.patch(def, "v1", namespace, name, Some("binding"), PatchType::Merge, patch_body, options).await?;
     Ok(())
 }

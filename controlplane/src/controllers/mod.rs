@@ -1,11 +1,13 @@
 //! The controllers a kube-apiserver plus kube-controller-manager would run for the objects we
 //! store: CRD status (Established), namespace deletion, garbage collection by owner references,
-//! and a minimal Job controller. They act through the same [`Api`] operations as clients do.
+//! a minimal Job controller, and the node lifecycle (heartbeats, taints, taint eviction, orphaned
+//! pods). They act through the same [`Api`] operations as clients do.
 
 mod crd;
 mod gc;
 mod job;
 mod namespace;
+pub mod node_lifecycle;
 
 use std::time::Duration;
 
@@ -17,8 +19,9 @@ use crate::apiserver::api::Api;
 pub(crate) const CONTROLLER_TICK: Duration = Duration::from_millis(200);
 
 /// Starts every built-in controller; they stop when the returned handles are aborted.
-pub fn start(api: Api) -> Vec<JoinHandle<()>> {
+pub fn start(api: Api, node_lifecycle: node_lifecycle::NodeLifecycleConfig) -> Vec<JoinHandle<()>> {
     vec![
+        tokio::spawn(node_lifecycle::run(api.clone(), node_lifecycle)),
         tokio::spawn(crd::run(api.clone())),
         tokio::spawn(namespace::run(api.clone())),
         tokio::spawn(gc::run(api.clone())),

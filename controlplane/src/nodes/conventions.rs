@@ -1,0 +1,158 @@
+//! The test conventions of simulated containers: environment variables in a container's spec
+//! that tell the simulated kubelet how the "process" behaves (exit after a while, never become
+//! ready, take long to pull or to stop), and the node annotation that makes a node NotReady.
+
+use std::{collections::BTreeMap, time::Duration};
+
+use k8s_openapi::api::core::v1::Container;
+
+/// `KRUISE_SIM_EXIT_AFTER=<duration>`: the container exits this long after it started.
+pub const ENV_EXIT_AFTER: &str = "KRUISE_SIM_EXIT_AFTER";
+/// `KRUISE_SIM_EXIT_CODE=<n>`: the exit code when it exits (default 0).
+pub const ENV_EXIT_CODE: &str = "KRUISE_SIM_EXIT_CODE";
+/// `KRUISE_SIM_READY=false`: the container never becomes ready.
+pub const ENV_READY: &str = "KRUISE_SIM_READY";
+/// `KRUISE_SIM_PULL_SECONDS=<seconds>`: the first pull of this container's image takes this long.
+pub const ENV_PULL_SECONDS: &str = "KRUISE_SIM_PULL_SECONDS";
+/// `KRUISE_SIM_TERM_SECONDS=<seconds>`: the process needs this long to exit after SIGTERM
+/// (capped by the grace period; default 0).
+pub const ENV_TERM_SECONDS: &str = "KRUISE_SIM_TERM_SECONDS";
+/// `KRUISE_SIM_EXEC_EXIT=<n>`: every exec (and exec probe) in the container exits with n.
+pub const ENV_EXEC_EXIT: &str = "KRUISE_SIM_EXEC_EXIT";
+/// Node annotation: `"false"` makes the node's kubelet report `Ready=False` (as when its
+/// container runtime is down) and stop syncing pods, until removed or set to `"true"`.
+pub const ANNOTATION_NODE_READY: &str = "sim.kruise.io/ready";
+
+/// How a simulated container behaves, from its environment.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Behaviour {
+    /// Exit this long after starting, with this code.
+    pub exit: Option<(Duration, i32)>,
+    /// False when it never becomes ready.
+    pub can_be_ready: bool,
+    /// First pull time of its image, when set.
+    pub pull_time: Option<Duration>,
+    /// Time to exit after SIGTERM.
+    pub term_time: Duration,
+}
+
+/// Parses `90`, `1.5`, `250ms`, `2s`, `3m`, `1h` (plain numbers are seconds).
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(index) => text.split_at(index),
+        None => (text, "s"),
+    };
+    let value: f64 = number.trim().parse().ok()?;
+    if !value.is_finite() || value < 0.0 {
+        return None;
+    }
+    let seconds = match unit {
+        "ms" => value / 1000.0,
+        "s" => value,
+        "m" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => return None,
+    };
+    Some(Duration::from_secs_f64(seconds))
+}
+
+/// The literal environment of a container (values only; references are resolved by the kubelet).
+pub fn literal_env(container: &Container) -> BTreeMap<String, String> {
+    container
+        .env
+        .iter()
+        .flatten()
+        .filter_map(|var| var.value.as_ref().map(|value| (var.name.clone(), value.clone())))
+        .collect()
+}
+
+/// The behaviour a container's environment asks for.
+pub fn behaviour(env: &BTreeMap<String, String>) -> Behaviour {
+    let exit_code = env.get(ENV_EXIT_CODE).and_then(|code| code.trim().parse().ok()).unwrap_or(0);
+    Behaviour {
+        exit: env.get(ENV_EXIT_AFTER).and_then(|d| parse_duration(d)).map(|after| (after, exit_code)),
+        can_be_ready: env.get(ENV_READY).is_none_or(|ready| !ready.trim().eq_ignore_ascii_case("false")),
+        pull_time: env.get(ENV_PULL_SECONDS).and_then(|d| parse_duration(d)),
+        term_time: env.get(ENV_TERM_SECONDS).and_then(|d| parse_duration(d)).unwrap_or_default(),
+    }
+}
+
+/// How long a preStop hook runs: a `sleep` action's seconds, or an exec hook of the form
+/// `sleep N` (also through `sh -c`); other hooks finish at once.
+pub fn pre_stop_duration(container: &Container) -> Duration {
+    let Some(pre_stop) = container.lifecycle.as_ref().and_then(|l| l.pre_stop.as_ref()) else {
+        return Duration::ZERO;
+    };
+    if let Some(sleep) = &pre_stop.sleep {
+        return Duration::from_secs(sleep.seconds.max(0) as u64);
+    }
+    let command = pre_stop.exec.as_ref().and_then(|e| e.command.clone()).unwrap_or_default();
+    let words: Vec<&str> = command.iter().flat_map(|part| part.split_whitespace()).collect();
+    words
+        .windows(2)
+        .find(|pair| pair[0] == "sleep")
+        .and_then(|pair| parse_duration(pair[1]))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::{EnvVar, ExecAction, Lifecycle, LifecycleHandler, SleepAction};
+
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_and_without_units() {
+        let cases = [
+            ("90", Some(Duration::from_secs(90))),
+            ("1.5", Some(Duration::from_millis(1500))),
+            ("250ms", Some(Duration::from_millis(250))),
+            ("2s", Some(Duration::from_secs(2))),
+            ("3m", Some(Duration::from_secs(180))),
+            ("1h", Some(Duration::from_secs(3600))),
+            ("-1", None),
+            ("soon", None),
+            ("5d", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(parse_duration(text), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn behaviour_comes_from_the_environment() {
+        let env =
+            |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        assert_eq!(behaviour(&env(&[])), Behaviour { can_be_ready: true, ..Behaviour::default() });
+        let job = behaviour(&env(&[(ENV_EXIT_AFTER, "2s"), (ENV_EXIT_CODE, "3")]));
+        assert_eq!(job.exit, Some((Duration::from_secs(2), 3)));
+        assert!(!behaviour(&env(&[(ENV_READY, "False")])).can_be_ready);
+        assert_eq!(behaviour(&env(&[(ENV_PULL_SECONDS, "4")])).pull_time, Some(Duration::from_secs(4)));
+        assert_eq!(behaviour(&env(&[(ENV_TERM_SECONDS, "10")])).term_time, Duration::from_secs(10));
+        assert_eq!(behaviour(&env(&[(ENV_EXIT_CODE, "1")])).exit, None, "a code alone does not exit");
+    }
+
+    #[test]
+    fn pre_stop_hooks_take_their_sleep() {
+        let with = |handler: LifecycleHandler| Container {
+            name: "c".into(),
+            lifecycle: Some(Lifecycle { pre_stop: Some(handler), ..Default::default() }),
+            env: Some(vec![EnvVar { name: "A".into(), value: Some("1".into()), ..Default::default() }]),
+            ..Default::default()
+        };
+        let sleep = with(LifecycleHandler { sleep: Some(SleepAction { seconds: 7 }), ..Default::default() });
+        assert_eq!(pre_stop_duration(&sleep), Duration::from_secs(7));
+        let exec = |command: &[&str]| {
+            with(LifecycleHandler {
+                exec: Some(ExecAction { command: Some(command.iter().map(|s| s.to_string()).collect()) }),
+                ..Default::default()
+            })
+        };
+        assert_eq!(pre_stop_duration(&exec(&["sleep", "3"])), Duration::from_secs(3));
+        assert_eq!(pre_stop_duration(&exec(&["sh", "-c", "nginx -s quit; sleep 5"])), Duration::from_secs(5));
+        assert_eq!(pre_stop_duration(&exec(&["/bin/drain"])), Duration::ZERO);
+        assert_eq!(pre_stop_duration(&Container::default()), Duration::ZERO);
+        assert_eq!(literal_env(&sleep).get("A").map(String::as_str), Some("1"));
+    }
+}
