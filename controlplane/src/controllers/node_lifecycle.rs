@@ -427,7 +427,7 @@ mod tests {
         let own = json!({"key": "dedicated", "value": "db", "effect": "NoSchedule"});
         let initial = vec![own.clone(), json!({"key": TAINT_NOT_READY, "effect": "NoSchedule"})];
         assert_eq!(desired_taints(&initial, NodeHealth::Ready, false, now), vec![own.clone()]);
-        let not_ready = desired_taints(&[own.clone()], NodeHealth::NotReady, false, now);
+        let not_ready = desired_taints(std::slice::from_ref(&own), NodeHealth::NotReady, false, now);
         assert_eq!(not_ready.len(), 3);
         assert_eq!(not_ready[2], json!({"key": TAINT_NOT_READY, "effect": "NoExecute", "timeAdded": now}));
         let later = desired_taints(&not_ready, NodeHealth::NotReady, false, "2026-01-01T00:05:00Z");

@@ -223,6 +223,9 @@ fn is_terminal(pod: &Pod) -> bool {
     matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed"))
 }
 
+/// A node's score; lower is better (compared field by field).
+type Score = (i64, i64, i64, i64, i64);
+
 /// The cluster as the scheduler sees it: nodes and the pods assigned to them.
 pub struct Snapshot {
     nodes: Vec<Node>,
@@ -491,7 +494,7 @@ impl Snapshot {
     }
 
     /// Lower is better: preferred affinities first, then spreading, then the least requested.
-    fn score(&self, pod: &Pod, node: &Node) -> (i64, i64, i64, i64, i64) {
+    fn score(&self, pod: &Pod, node: &Node) -> Score {
         let name = node_name(node);
         let spec = pod.spec.as_ref();
         let affinity = spec.and_then(|s| s.affinity.as_ref());
@@ -588,7 +591,7 @@ impl Snapshot {
             return Placement::Unschedulable("no nodes available to schedule pods".into());
         }
         let mut rejections: Vec<Rejection> = Vec::new();
-        let mut best: Option<((i64, i64, i64, i64, i64), &str)> = None;
+        let mut best: Option<(Score, &str)> = None;
         for node in &self.nodes {
             match self.filter(pod, node) {
                 Ok(()) => {

@@ -388,7 +388,8 @@ mod tests {
             finished_at: Timestamp::UNIX_EPOCH,
             container_id: None,
         }));
-        let cases: Vec<(&str, PodSpec, Vec<ContainerRecord>, Vec<ContainerRecord>, &str)> = vec![
+        type Case = (&'static str, PodSpec, Vec<ContainerRecord>, Vec<ContainerRecord>, &'static str);
+        let cases: Vec<Case> = vec![
             ("nothing started", spec(&["a"], &[], "Always"), vec![], vec![creating.clone()], "Pending"),
             ("running", spec(&["a"], &[], "Always"), vec![], vec![running("a", true)], "Running"),
             ("init pending", spec(&["a"], &[("i", false)], "Always"), vec![], vec![], "Pending"),

@@ -587,7 +587,7 @@ impl PodWorker {
         slot.record.container_id = Some(format!("containerd://{}", started.id));
         slot.record.image = container.image.clone().unwrap_or_default();
         slot.record.image_id = Some(runtime::repo_digest(&image.reference, &image.id));
-        slot.record.started = startup_delay.is_none() && !(init && !sidecar);
+        slot.record.started = startup_delay.is_none() && (sidecar || !init);
         slot.record.ready = false;
         slot.record.resources = container.resources.clone();
         slot.failures = 0;
@@ -616,17 +616,18 @@ impl PodWorker {
         let policy = container.image_pull_policy.clone().unwrap_or_else(|| "IfNotPresent".into());
         let runtime = self.kubelet.runtime.clone();
         let present = runtime.has_image(&reference);
-        if present && policy != "Always" {
-            if let Some(image) = runtime.image(&reference) {
-                self.kubelet.event(
-                    pod,
-                    path,
-                    false,
-                    "Pulled",
-                    format!("Container image \"{reference}\" already present on machine"),
-                );
-                return ImageOutcome::Ready(image);
-            }
+        if present
+            && policy != "Always"
+            && let Some(image) = runtime.image(&reference)
+        {
+            self.kubelet.event(
+                pod,
+                path,
+                false,
+                "Pulled",
+                format!("Container image \"{reference}\" already present on machine"),
+            );
+            return ImageOutcome::Ready(image);
         }
         if policy == "Never" && !present {
             let message = format!("Container image \"{reference}\" is not present with pull policy of Never");

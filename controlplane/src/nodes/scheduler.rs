@@ -313,7 +313,7 @@ mod tests {
 
     #[test]
     fn higher_priority_goes_first() {
-        let mut queue = vec![pod("low", 0, None), pod("high", 100, None), pod("also-low", 0, None)];
+        let mut queue = [pod("low", 0, None), pod("high", 100, None), pod("also-low", 0, None)];
         queue.sort_by(queue_order);
         let names: Vec<_> = queue.iter().map(|p| p.metadata.name.clone().unwrap()).collect();
         assert_eq!(names, ["high", "also-low", "low"]);
