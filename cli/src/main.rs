@@ -17,12 +17,16 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the whole system on this machine: API server, simulated nodes, and every component.
+    Up(commands::up::UpArgs),
     /// Print the CustomResourceDefinitions of every Kruise kind.
     Crds(commands::crds::CrdsArgs),
     /// Check Kruise manifests offline: parse, default and validate every Kruise object.
     Validate(commands::validate::ValidateArgs),
     /// Run only the embedded Kubernetes-compatible API server.
     Apiserver(commands::apiserver::ApiserverArgs),
+    /// Run simulated nodes (kubelet + CRI each, optionally the scheduler) against an API server.
+    Nodes(commands::nodes::NodesArgs),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +35,8 @@ fn main() -> ExitCode {
         Command::Crds(args) => commands::crds::run(&args),
         Command::Validate(args) => commands::validate::run(&args),
         Command::Apiserver(args) => commands::apiserver::run(&args),
+        Command::Up(args) => commands::up::run(&args),
+        Command::Nodes(args) => commands::nodes::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -2,4 +2,6 @@
 
 pub mod apiserver;
 pub mod crds;
+pub mod nodes;
+pub mod up;
 pub mod validate;

@@ -26,6 +26,9 @@ pub use scheduler::{Scheduler, SchedulerConfig};
 pub struct SimulationConfig {
     /// How many nodes.
     pub nodes: u32,
+    /// Number of the first node (names and addresses count from it), so that several processes
+    /// can each run a share of the nodes.
+    pub first: u32,
     /// Node names are `{prefix}-{n}` from 1.
     pub name_prefix: String,
     /// Zones the nodes are spread over (round robin); empty for no zone label.
@@ -46,6 +49,7 @@ impl Default for SimulationConfig {
     fn default() -> Self {
         Self {
             nodes: 3,
+            first: 1,
             name_prefix: "sim-node".into(),
             zones: vec!["zone-a".into(), "zone-b".into(), "zone-c".into()],
             region: Some("region-1".into()),
@@ -84,7 +88,7 @@ impl Simulation {
     /// Registers and starts every node, then the scheduler.
     pub async fn start(client: Client, config: &SimulationConfig) -> Result<Self, NodeError> {
         let mut nodes = Vec::new();
-        for n in 1..=config.nodes {
+        for n in config.first.max(1)..config.first.max(1) + config.nodes {
             nodes.push(SimulatedNode::start(client.clone(), config.node(n)).await?);
         }
         let scheduler = config.scheduler.clone().map(|settings| Scheduler::start(client, settings));

@@ -1,26 +1,18 @@
-//! A real kubectl (1.33, fetched by `integration/tools/fetch-kubectl.sh`) against the embedded
-//! API server: apply (client-side and server-side), tables with printer columns, `-o yaml`,
-//! `get -w`, the three patch types, `scale` of a custom resource, cascading deletes, `wait`,
-//! `api-resources`, and applying every upstream Kruise CRD. Skipped with a message when no
-//! kubectl binary is found (`KRUISE_KUBECTL` or the fetch script's cache).
+//! A real kubectl (1.33, fetched by `integration/tools/fetch-kubectl.sh`) against the API server:
+//! apply (client-side and server-side), tables with printer columns, `-o yaml`, `get -w`, the
+//! three patch types, `scale` of a custom resource, cascading deletes, `wait`, `api-resources`,
+//! and applying every upstream Kruise CRD. Skipped with a message when no kubectl binary is found
+//! (`KRUISE_KUBECTL` or the fetch script's cache).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 use std::{
-    io::{BufRead, BufReader},
+    io::{BufRead, BufReader, Write},
     path::{Path, PathBuf},
-    process::{Command, Stdio},
+    process::{Command, Output, Stdio},
     time::Duration,
 };
 
-use kruise_controlplane::apiserver::{ApiServer, ApiServerConfig};
-
-fn kubectl_binary() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("KRUISE_KUBECTL") {
-        return Some(PathBuf::from(path));
-    }
-    let cached = PathBuf::from(std::env::var("HOME").ok()?).join(".cache/kruise-it/kubectl-v1.33/kubectl");
-    cached.exists().then_some(cached)
-}
+use kruise_integration::{Scene, Skip};
 
 struct Kubectl {
     binary: PathBuf,
@@ -34,9 +26,26 @@ impl Kubectl {
         command
     }
 
+    /// Runs kubectl with `input` on stdin and returns its output, whether it succeeded or not.
+    fn output(&self, args: &[&str], input: &str) -> Output {
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    }
+
     /// Runs kubectl and returns stdout; panics with stderr on failure.
     fn run(&self, args: &[&str]) -> String {
-        let output = self.command(args).output().unwrap();
+        self.run_stdin(args, "")
+    }
+
+    fn run_stdin(&self, args: &[&str], input: &str) -> String {
+        let output = self.output(args, input);
         assert!(
             output.status.success(),
             "kubectl {} failed:\n{}\n{}",
@@ -46,40 +55,6 @@ impl Kubectl {
         );
         String::from_utf8(output.stdout).unwrap()
     }
-
-    fn run_stdin(&self, args: &[&str], input: &str) -> String {
-        let mut child = self
-            .command(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-        let output = child.wait_with_output().unwrap();
-        assert!(
-            output.status.success(),
-            "kubectl {} failed:\n{}",
-            args.join(" "),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout).unwrap()
-    }
-}
-
-async fn setup() -> Option<(ApiServer, Kubectl, tempfile::TempDir)> {
-    let Some(binary) = kubectl_binary() else {
-        eprintln!("skipped: no kubectl (run integration/tools/fetch-kubectl.sh or set KRUISE_KUBECTL)");
-        return None;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    let server =
-        ApiServer::start(ApiServerConfig { kubeconfig_path: Some(kubeconfig.clone()), ..Default::default() })
-            .await
-            .unwrap();
-    Some((server, Kubectl { binary, kubeconfig }, dir))
 }
 
 const WIDGET_CRD: &str = r#"
@@ -120,9 +95,16 @@ spec:
                 items: {type: object, x-kubernetes-preserve-unknown-fields: true}
 "#;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kubectl_drives_the_embedded_api_server() {
-    let Some((server, kubectl, _dir)) = setup().await else { return };
+/// Lines of a table split into columns.
+fn columns(table: &str) -> Vec<Vec<String>> {
+    table.lines().map(|line| line.split_whitespace().map(str::to_string).collect()).collect()
+}
+
+pub async fn kubectl_drives_the_api_server(scene: Scene) -> Result<(), Skip> {
+    let Some(binary) = kruise_integration::kubectl_binary() else {
+        return Err(Skip("no kubectl (run integration/tools/fetch-kubectl.sh or set KRUISE_KUBECTL)".into()));
+    };
+    let kubectl = Kubectl { binary, kubeconfig: scene.cluster().kubeconfig_path().to_path_buf() };
 
     // Client-side apply of a namespace, a configmap and a pod; server-side apply of another configmap.
     let out = kubectl.run_stdin(
@@ -130,18 +112,23 @@ async fn kubectl_drives_the_embedded_api_server() {
         "apiVersion: v1\nkind: Namespace\nmetadata: {name: demo}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: demo}\ndata: {a: \"1\"}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: demo, labels: {app: web}}\nspec:\n  containers:\n  - {name: main, image: nginx:1.25, env: [{name: A, value: \"1\"}]}\n  - {name: side, image: busybox:1}\n",
     );
     assert!(out.contains("namespace/demo created") && out.contains("pod/web created"), "{out}");
+    scene.observe("apply/first", &out);
     let out = kubectl.run_stdin(
         &["apply", "--server-side", "-f", "-"],
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ssa, namespace: demo}\ndata: {b: \"2\"}\n",
     );
     assert!(out.contains("configmap/ssa serverside-applied"), "{out}");
+    scene.observe("apply/server-side", &out);
     // Re-applying client-side changes only what changed.
     let out = kubectl.run_stdin(
         &["apply", "-f", "-"],
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: demo}\ndata: {a: \"2\"}\n",
     );
     assert!(out.contains("configmap/settings configured"), "{out}");
-    assert_eq!(kubectl.run(&["get", "configmap", "settings", "-n", "demo", "-o", "jsonpath={.data.a}"]), "2");
+    scene.observe("apply/again", &out);
+    let value = kubectl.run(&["get", "configmap", "settings", "-n", "demo", "-o", "jsonpath={.data.a}"]);
+    assert_eq!(value, "2");
+    scene.observe("jsonpath/settings.data.a", &value);
 
     // A CRD and a custom object, then a table with the printer columns and -o yaml.
     let out = kubectl.run_stdin(&["apply", "-f", "-"], WIDGET_CRD);
@@ -149,40 +136,40 @@ async fn kubectl_drives_the_embedded_api_server() {
         out.contains("customresourcedefinition.apiextensions.k8s.io/widgets.example.com created"),
         "{out}"
     );
-    kubectl.run(&["wait", "--for=condition=Established", "crd/widgets.example.com", "--timeout=20s"]);
+    let out =
+        kubectl.run(&["wait", "--for=condition=Established", "crd/widgets.example.com", "--timeout=20s"]);
+    scene.observe("wait/established", &out);
     let out = kubectl.run_stdin(
         &["apply", "-f", "-"],
         "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1, namespace: demo}\nspec: {replicas: 2, color: red}\n",
     );
     assert!(out.contains("widget.example.com/w1 created"), "{out}");
     let table = kubectl.run(&["get", "wdg", "-n", "demo"]);
-    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
-    assert_eq!(header, ["NAME", "REPLICAS", "COLOR"], "{table}");
-    assert!(
-        table.lines().nth(1).unwrap().split_whitespace().collect::<Vec<_>>() == ["w1", "2", "red"],
-        "{table}"
-    );
+    let rows = columns(&table);
+    assert_eq!(rows[0], ["NAME", "REPLICAS", "COLOR"], "{table}");
+    assert_eq!(rows[1], ["w1", "2", "red"], "{table}");
+    scene.observe("table/widgets", &rows);
     let yaml = kubectl.run(&["get", "widget", "w1", "-n", "demo", "-o", "yaml"]);
     assert!(yaml.contains("color: red") && yaml.contains("resourceVersion:"), "{yaml}");
+    let object: serde_json::Value = serde_yaml::from_str(&yaml).unwrap();
+    let keys = |value: &serde_json::Value| -> Vec<String> {
+        value.as_object().map(|map| map.keys().cloned().collect()).unwrap_or_default()
+    };
+    scene.observe("yaml/widget/keys", keys(&object));
+    scene.observe("yaml/widget/metadata.keys", keys(&object["metadata"]));
+    scene.observe("yaml/widget/spec", &object["spec"]);
 
     // Schema violations are rejected with the field named.
-    let output = kubectl
-        .command(&["apply", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            child.stdin.take().unwrap().write_all(b"apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: bad, namespace: demo}\nspec: {replicas: -1, color: green}\n")?;
-            child.wait_with_output()
-        })
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let output = kubectl.output(
+        &["apply", "-f", "-"],
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: bad, namespace: demo}\nspec: {replicas: -1, color: green}\n",
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     assert!(
         !output.status.success() && stderr.contains("spec.replicas") && stderr.contains("spec.color"),
         "{stderr}"
     );
+    scene.observe("invalid/stderr", &stderr);
 
     // get -w sees an update made while it watches.
     let mut watcher = kubectl
@@ -221,38 +208,21 @@ async fn kubectl_drives_the_embedded_api_server() {
     let _ = watcher.kill();
     let _ = watcher.wait();
     assert_eq!(lines.last().map(String::as_str), Some("3"), "{lines:?}");
+    scene.observe("watch/lines", &lines);
 
     // The three patch types.
-    kubectl.run(&[
-        "patch",
-        "pod",
-        "web",
-        "-n",
-        "demo",
-        "--type=strategic",
-        "-p",
-        r#"{"spec":{"containers":[{"name":"side","image":"busybox:2"}]}}"#,
-    ]);
-    kubectl.run(&[
-        "patch",
-        "pod",
-        "web",
-        "-n",
-        "demo",
-        "--type=json",
-        "-p",
-        r#"[{"op":"replace","path":"/spec/containers/0/image","value":"nginx:1.26"}]"#,
-    ]);
-    kubectl.run(&[
-        "patch",
-        "pod",
-        "web",
-        "-n",
-        "demo",
-        "--type=merge",
-        "-p",
-        r#"{"metadata":{"labels":{"patched":"yes"}}}"#,
-    ]);
+    let patches = [
+        ("strategic", r#"{"spec":{"containers":[{"name":"side","image":"busybox:2"}]}}"#),
+        ("json", r#"[{"op":"replace","path":"/spec/containers/0/image","value":"nginx:1.26"}]"#),
+        ("merge", r#"{"metadata":{"labels":{"patched":"yes"}}}"#),
+    ];
+    let patched: Vec<String> = patches
+        .iter()
+        .map(|(kind, patch)| {
+            kubectl.run(&["patch", "pod", "web", "-n", "demo", &format!("--type={kind}"), "-p", patch])
+        })
+        .collect();
+    scene.observe("patch/outputs", &patched);
     let images = kubectl.run(&[
         "get",
         "pod",
@@ -263,11 +233,15 @@ async fn kubectl_drives_the_embedded_api_server() {
         "jsonpath={.spec.containers[*].image} {.metadata.labels.patched}",
     ]);
     assert_eq!(images, "nginx:1.26 busybox:2 yes");
+    scene.observe("jsonpath/pod.images", &images);
 
     // scale of a custom resource through its scale subresource.
     let out = kubectl.run(&["scale", "widget", "w1", "-n", "demo", "--replicas=5"]);
     assert!(out.contains("scaled"), "{out}");
-    assert_eq!(kubectl.run(&["get", "widget", "w1", "-n", "demo", "-o", "jsonpath={.spec.replicas}"]), "5");
+    scene.observe("scale/output", &out);
+    let replicas = kubectl.run(&["get", "widget", "w1", "-n", "demo", "-o", "jsonpath={.spec.replicas}"]);
+    assert_eq!(replicas, "5");
+    scene.observe("jsonpath/widget.spec.replicas", &replicas);
 
     // wait --for=condition on a status condition.
     kubectl.run(&[
@@ -281,70 +255,81 @@ async fn kubectl_drives_the_embedded_api_server() {
         "-p",
         r#"{"status":{"replicas":5,"conditions":[{"type":"Ready","status":"True"}]}}"#,
     ]);
-    kubectl.run(&["wait", "--for=condition=Ready", "widget/w1", "-n", "demo", "--timeout=10s"]);
+    let out = kubectl.run(&["wait", "--for=condition=Ready", "widget/w1", "-n", "demo", "--timeout=10s"]);
+    scene.observe("wait/ready", &out);
 
     // api-resources lists the custom kind with its short name.
     let resources = kubectl.run(&["api-resources", "--api-group=example.com"]);
-    let row: Vec<&str> = resources.lines().nth(1).unwrap().split_whitespace().collect();
-    assert_eq!(row, ["widgets", "wdg", "example.com/v1", "true", "Widget"], "{resources}");
+    let rows = columns(&resources);
+    assert_eq!(rows[1], ["widgets", "wdg", "example.com/v1", "true", "Widget"], "{resources}");
+    scene.observe("api-resources/example.com", &rows);
 
-    // Deletes with each cascade mode: owner and dependent configmaps.
+    // Deletes with each cascade mode: owner and dependent configmaps. The garbage collector
+    // (kube-controller-manager on the real tier) acts asynchronously, so wait for it to settle.
     for mode in ["background", "foreground", "orphan"] {
         kubectl.run_stdin(
             &["apply", "-f", "-"],
             &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: owner-{mode}, namespace: demo}}\n"),
         );
-        let uid = kubectl.run(&[
-            "get",
-            "configmap",
-            &format!("owner-{mode}"),
-            "-n",
-            "demo",
-            "-o",
-            "jsonpath={.metadata.uid}",
-        ]);
+        let owner = format!("owner-{mode}");
+        let child = format!("child-{mode}");
+        let uid = kubectl.run(&["get", "configmap", &owner, "-n", "demo", "-o", "jsonpath={.metadata.uid}"]);
         kubectl.run_stdin(
             &["apply", "-f", "-"],
             &format!(
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: child-{mode}\n  namespace: demo\n  ownerReferences:\n  - {{apiVersion: v1, kind: ConfigMap, name: owner-{mode}, uid: {uid}, blockOwnerDeletion: true}}\n"
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {child}\n  namespace: demo\n  ownerReferences:\n  - {{apiVersion: v1, kind: ConfigMap, name: {owner}, uid: {uid}, blockOwnerDeletion: true}}\n"
             ),
         );
-        kubectl.run(&[
+        let out = kubectl.run(&[
             "delete",
             "configmap",
-            &format!("owner-{mode}"),
+            &owner,
             "-n",
             "demo",
             &format!("--cascade={mode}"),
-            "--timeout=20s",
+            "--timeout=30s",
         ]);
+        scene.observe(format!("cascade/{mode}/delete"), &out);
         let child_exists = || {
-            kubectl
-                .command(&["get", "configmap", &format!("child-{mode}"), "-n", "demo"])
-                .output()
-                .unwrap()
-                .status
-                .success()
+            kubectl.command(&["get", "configmap", &child, "-n", "demo"]).output().unwrap().status.success()
         };
         let mut settled = false;
-        for _ in 0..50 {
-            let exists = child_exists();
-            if (mode == "orphan") == exists {
+        for _ in 0..300 {
+            if (mode == "orphan") == child_exists() {
                 settled = true;
                 break;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        assert!(settled, "cascade {mode}: child exists = {}", child_exists());
+        let exists = child_exists();
+        assert!(settled, "cascade {mode}: child exists = {exists}");
+        scene.observe(format!("cascade/{mode}/child-left"), exists);
+        if exists {
+            let owners = kubectl.run(&[
+                "get",
+                "configmap",
+                &child,
+                "-n",
+                "demo",
+                "-o",
+                "jsonpath={.metadata.ownerReferences}",
+            ]);
+            scene.observe(format!("cascade/{mode}/child-ownerReferences"), &owners);
+        }
     }
 
     // Every upstream Kruise CRD is accepted (skipped without ../shared).
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/reference/openkruise/crds");
     if shared.is_dir() {
-        let out = kubectl.run(&["apply", "--server-side", "-f", shared.to_str().unwrap()]);
+        let output = kubectl.output(&["apply", "--server-side", "-f", shared.to_str().unwrap()], "");
+        let out = String::from_utf8_lossy(&output.stdout).to_string();
+        let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+        assert!(output.status.success(), "{out}\n{stderr}");
         assert_eq!(out.matches("serverside-applied").count(), 18, "{out}");
+        scene.observe("upstream-crds/applied", &out);
+        scene.observe("upstream-crds/stderr", &stderr);
     } else {
-        eprintln!("skipped the upstream CRD part: ../shared is absent");
+        scene.note("skipped the upstream CRD part: ../shared is absent");
     }
-    server.shutdown().await;
+    Ok(())
 }

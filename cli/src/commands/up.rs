@@ -1,0 +1,180 @@
+//! `kruise up`: the whole system on one machine with no cluster. It starts the embedded API
+//! server, installs the Kruise CRDs, registers simulated nodes (kubelet + CRI each) and the
+//! scheduler, writes `DIR/kubeconfig` and `DIR/endpoints.json`, and runs until Ctrl-C or SIGTERM.
+//! Running it again with the same `--data-dir` resumes: objects, nodes and running pods stay.
+
+use std::{
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    process::ExitCode,
+    time::Duration,
+};
+
+use anyhow::Context;
+use clap::Args;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kruise_controlplane::{
+    apiserver::{ApiServer, ApiServerConfig},
+    nodes::{Simulation, SimulationConfig},
+};
+use kube::{
+    Api, Client,
+    api::{Patch, PatchParams},
+};
+use serde_json::json;
+
+/// Arguments of `kruise up`.
+#[derive(Args)]
+#[command(
+    after_help = "Example:\n  kruise up --data-dir .kruise --nodes 3\n  export KUBECONFIG=.kruise/kubeconfig\n  \
+kubectl get nodes\n\nEvery address takes HOST:PORT; port 0 picks a free port. The addresses actually bound are \
+written to DATA_DIR/endpoints.json (keys apiserver, rest, grpc)."
+)]
+pub struct UpArgs {
+    /// Where everything is kept (objects, kubeconfig, endpoints, CRI sockets). Reusing it resumes.
+    #[arg(long, value_name = "DIR", default_value = ".kruise")]
+    data_dir: PathBuf,
+    /// How many simulated nodes to run (spread over zone-a, zone-b, zone-c).
+    #[arg(long, default_value_t = 3)]
+    nodes: u32,
+    /// Address of the Kubernetes API server.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:6443")]
+    apiserver_addr: SocketAddr,
+    /// Address of the REST service API (served once the service API component is part of the build).
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
+    rest_addr: SocketAddr,
+    /// Address of the gRPC service API (served once the service API component is part of the build).
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:9090")]
+    grpc_addr: SocketAddr,
+}
+
+/// Longest unix socket path (sun_path is 108 bytes with the terminating NUL).
+const MAX_SOCKET_PATH: usize = 107;
+
+/// Where the nodes' CRI sockets go: under the data dir when the path is short enough for a unix
+/// socket, else under the temp dir.
+fn cri_dir(data_dir: &Path) -> PathBuf {
+    let preferred = data_dir.join("cri");
+    let longest = preferred.join("sim-node-999.sock");
+    if longest.as_os_str().len() <= MAX_SOCKET_PATH {
+        return preferred;
+    }
+    let digest =
+        data_dir.to_string_lossy().bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+    std::env::temp_dir().join(format!("kruise-cri-{digest:x}"))
+}
+
+/// Runs everything until Ctrl-C or SIGTERM.
+pub fn run(args: &UpArgs) -> anyhow::Result<ExitCode> {
+    crate::init_logging();
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    runtime.block_on(up(args))
+}
+
+async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
+    std::fs::create_dir_all(&args.data_dir)
+        .with_context(|| format!("creating the data directory {}", args.data_dir.display()))?;
+    let data_dir = std::fs::canonicalize(&args.data_dir).context("resolving the data directory")?;
+    let kubeconfig_path = data_dir.join("kubeconfig");
+    let resuming = data_dir.join("apiserver").exists();
+
+    eprintln!("[1/4] starting the API server on {}", args.apiserver_addr);
+    let server = ApiServer::start(ApiServerConfig {
+        bind: args.apiserver_addr,
+        data_dir: Some(data_dir.join("apiserver")),
+        kubeconfig_path: Some(kubeconfig_path.clone()),
+        ..Default::default()
+    })
+    .await
+    .with_context(|| format!("starting the API server on {}", args.apiserver_addr))?;
+    let client = Client::try_from(kube::Config::new(server.url.parse().context("the server URL")?))
+        .context("creating an API client")?;
+
+    eprintln!("[2/4] installing the Kruise CustomResourceDefinitions");
+    install_crds(&client).await?;
+
+    eprintln!("[3/4] starting {} simulated node(s) and the scheduler", args.nodes);
+    let cri_dir = cri_dir(&data_dir);
+    std::fs::create_dir_all(&cri_dir).with_context(|| format!("creating {}", cri_dir.display()))?;
+    let config = SimulationConfig { nodes: args.nodes, cri_dir: Some(cri_dir.clone()), ..Default::default() };
+    let simulation =
+        Simulation::start(client.clone(), &config).await.context("starting the simulated nodes")?;
+    wait_nodes_ready(&client, args.nodes).await;
+
+    eprintln!("[4/4] writing {}", data_dir.join("endpoints.json").display());
+    // The service API (REST and gRPC) is not part of this build yet: its endpoints are null
+    // until it is, so tools reading the file can tell.
+    let endpoints = json!({"apiserver": server.url, "rest": null, "grpc": null, "criSockets": cri_dir});
+    std::fs::write(data_dir.join("endpoints.json"), serde_json::to_string_pretty(&endpoints)?)
+        .context("writing endpoints.json")?;
+
+    // Reserved for the service API; accepted now so scripts written against `kruise up` keep working.
+    let _reserved = (&args.rest_addr, &args.grpc_addr);
+    println!();
+    println!(
+        "kruise-rs is up{}: API server {} with {} simulated node(s).",
+        if resuming { " (resumed)" } else { "" },
+        server.url,
+        args.nodes
+    );
+    println!("Next steps:");
+    println!("  export KUBECONFIG={}", kubeconfig_path.display());
+    println!("  kubectl get nodes");
+    println!("  kubectl apply -f your-kruise-manifests.yaml");
+    println!(
+        "Data is kept in {}; run `kruise up --data-dir {}` again to resume. Ctrl-C stops.",
+        data_dir.display(),
+        data_dir.display()
+    );
+
+    crate::shutdown_signal().await;
+    eprintln!("stopping...");
+    simulation.stop().await;
+    server.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Applies every Kruise CRD (server-side apply, so a resume updates them in place).
+pub(crate) async fn install_crds(client: &Client) -> anyhow::Result<()> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let params = PatchParams::apply("kruise").force();
+    for crd in kruise_crds::crd::all_crds().context("building the CRDs")? {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let mut body = serde_json::to_value(&crd)?;
+        body["apiVersion"] = json!("apiextensions.k8s.io/v1");
+        body["kind"] = json!("CustomResourceDefinition");
+        crds.patch(&name, &params, &Patch::Apply(&body))
+            .await
+            .with_context(|| format!("installing CRD {name}"))?;
+    }
+    Ok(())
+}
+
+/// Waits (up to 30 s) until `count` nodes report Ready.
+pub(crate) async fn wait_nodes_ready(client: &Client, count: u32) {
+    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(client.clone());
+    for _ in 0..300 {
+        if let Ok(list) = nodes.list(&Default::default()).await {
+            let ready = list
+                .items
+                .iter()
+                .filter(|node| {
+                    node.status
+                        .as_ref()
+                        .and_then(|s| s.conditions.as_ref())
+                        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+                        && !node
+                            .spec
+                            .as_ref()
+                            .and_then(|s| s.taints.as_ref())
+                            .is_some_and(|t| t.iter().any(|t| t.key == "node.kubernetes.io/not-ready"))
+                })
+                .count();
+            if ready as u32 >= count {
+                return;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tracing::warn!(count, "not every node reported Ready within 30 s");
+}
