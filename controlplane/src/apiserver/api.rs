@@ -75,20 +75,23 @@ impl Api {
         Self { store, registry, admission, converter }
     }
 
-    fn key(def: &ResourceDef, namespace: Option<&str>, name: &str) -> ObjectKey {
+    /// The storage key of an object (under the owner's group and resource for a resource that
+    /// shares another's storage).
+    pub fn key(def: &ResourceDef, namespace: Option<&str>, name: &str) -> ObjectKey {
         ObjectKey {
-            group: def.group.clone(),
-            resource: def.resource.clone(),
+            group: def.storage_group().to_string(),
+            resource: def.storage_resource().to_string(),
             namespace: if def.namespaced { namespace.map(str::to_string) } else { None },
             name: name.to_string(),
         }
     }
 
-    /// The collection of a resource in a namespace (or all).
+    /// The collection of a resource in a namespace (or all); shared by the resources that
+    /// share one storage.
     pub fn collection(def: &ResourceDef, namespace: Option<&str>) -> CollectionKey {
         CollectionKey {
-            group: def.group.clone(),
-            resource: def.resource.clone(),
+            group: def.storage_group().to_string(),
+            resource: def.storage_resource().to_string(),
             namespace: if def.namespaced { namespace.map(str::to_string) } else { None },
         }
     }
@@ -249,7 +252,7 @@ impl Api {
         if options.dry_run {
             return Ok(Written { object, warnings, created: true });
         }
-        let stored_form = self.to_version(def, object, &def.storage_version).await?;
+        let stored_form = self.converter.to_storage(def, object).await?;
         let key = Self::key(def, namespace, &name);
         let stored = self.store.create(&key, stored_form).map_err(|error| match error {
             StoreError::AlreadyExists => ApiError::already_exists(&def.group, &def.resource, &name),
@@ -282,6 +285,36 @@ impl Api {
             .filter_map(|crd| serde_json::from_value((**crd).clone()).ok())
             .collect();
         self.registry.set_custom_resources(&crds);
+    }
+
+    /// Moves objects that a data directory written before a resource began sharing another's
+    /// storage holds under the resource's own key to the shared collection (converted to the
+    /// stored shape); one already there with the same name wins.
+    pub async fn migrate_shared_storage(&self) {
+        for def in self.registry.all().iter().filter(|def| def.shares_storage()) {
+            let own =
+                CollectionKey { group: def.group.clone(), resource: def.resource.clone(), namespace: None };
+            let (stray, _) = self.store.list(&own);
+            for object in stray.iter() {
+                let name = objects::name(object).unwrap_or_default().to_string();
+                let namespace = objects::namespace(object).map(str::to_string);
+                let old_key = ObjectKey {
+                    group: own.group.clone(),
+                    resource: own.resource.clone(),
+                    namespace: namespace.clone(),
+                    name: name.clone(),
+                };
+                let mut moved = (**object).clone();
+                objects::set_meta(&mut moved, "resourceVersion", None);
+                match self.converter.to_storage(def, moved).await {
+                    Ok(moved) => {
+                        let _ = self.store.create(&Self::key(def, namespace.as_deref(), &name), moved);
+                    }
+                    Err(error) => tracing::warn!(%error, object = %name, "could not move a stored object"),
+                }
+                let _ = self.store.delete(&old_key, None);
+            }
+        }
     }
 
     /// PUT: replaces an object (or its `status`) with `body`.
@@ -512,7 +545,7 @@ impl Api {
                     .and_then(Value::as_i64)
                     .unwrap_or(0)
                     == 0;
-            let stored_form = self.to_version(def, object, &def.storage_version).await?;
+            let stored_form = self.converter.to_storage(def, object).await?;
             let result = if finalized {
                 self.store.delete(&key, Some(stored_rv)).map(|removed| (removed, true))
             } else {
@@ -598,7 +631,7 @@ impl Api {
                     self.store.delete(&key, Some(stored_rv)).map(|removed| (removed, true))
                 }
                 DeletionPlan::Mark(object) => {
-                    let stored_form = self.to_version(def, object, &def.storage_version).await?;
+                    let stored_form = self.converter.to_storage(def, object).await?;
                     self.store.update(&key, stored_form, Some(stored_rv)).map(|stored| (stored, false))
                 }
             };
@@ -736,6 +769,16 @@ impl Api {
             if let Some(schema_props) = def.schema(version) {
                 errors.extend(schema::validate(object, schema_props));
             }
+            if let Some(scale) =
+                def.crd_version(version).and_then(|v| v.subresources.as_ref()).and_then(|s| s.scale.as_ref())
+            {
+                if subresource.is_none() {
+                    errors.extend(super::scale_validation::spec_errors(object, scale));
+                }
+                if matches!(subresource, None | Some("status")) {
+                    errors.extend(super::scale_validation::status_errors(object, scale));
+                }
+            }
             let meta = serde_json::from_value(object.get("metadata").cloned().unwrap_or(json!({})))
                 .unwrap_or_default();
             errors.extend(
@@ -765,7 +808,12 @@ impl Api {
                 }
             }
         }
-        if errors.is_empty() { Ok(()) } else { Err(ApiError::invalid(&def.group, &def.kind, &name, &errors)) }
+        // Errors name the stored kind, as kube-apiserver's (internal) types do.
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::invalid(def.storage_group(), &def.kind, &name, &errors))
+        }
     }
 
     fn check_namespace_accepts(&self, namespace: &str, resource: &str, name: &str) -> Result<(), ApiError> {

@@ -143,9 +143,18 @@ pub fn prepare_create(def: &ResourceDef, object: &mut Value) {
             default_namespace(object);
             object["status"] = json!({"phase": "Active"});
         }
-        ("", "Secret") if object.get("type").is_none_or(Value::is_null) => {
-            object["type"] = json!("Opaque");
+        ("", "Secret") => {
+            if object.get("type").is_none_or(Value::is_null) {
+                object["type"] = json!("Opaque");
+            }
+            merge_string_data(object);
         }
+        ("", "PersistentVolume") => {
+            default_volume(object);
+            object["status"] = json!({"phase": "Pending"});
+        }
+        ("scheduling.k8s.io", "PriorityClass") => default_priority_class(object),
+        ("storage.k8s.io", "StorageClass") => default_storage_class(object),
         ("", "Service") => default_service(object),
         ("", "PersistentVolumeClaim") => {
             if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
@@ -178,6 +187,10 @@ pub fn prepare_write(def: &ResourceDef, object: &mut Value) {
     match (def.group.as_str(), def.kind.as_str()) {
         ("", "Pod") => default_pod(object),
         ("", "Namespace") => default_namespace(object),
+        ("", "Secret") => merge_string_data(object),
+        ("", "PersistentVolume") => default_volume(object),
+        ("scheduling.k8s.io", "PriorityClass") => default_priority_class(object),
+        ("storage.k8s.io", "StorageClass") => default_storage_class(object),
         ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => default_workload(def, object),
         ("admissionregistration.k8s.io", _) => default_webhooks(object),
         ("apiextensions.k8s.io", "CustomResourceDefinition") => default_crd(object),
@@ -295,6 +308,45 @@ fn default_namespace(object: &mut Value) {
     let spec = object.as_object_mut().map(|o| o.entry("spec").or_insert_with(|| json!({})));
     if let Some(spec) = spec.and_then(Value::as_object_mut) {
         spec.entry("finalizers").or_insert_with(|| json!(["kubernetes"]));
+    }
+}
+
+/// `stringData` is write-only: its entries are stored (base64-encoded) in `data`, replacing
+/// entries of the same key, as kube-apiserver's conversion of Secrets does.
+fn merge_string_data(object: &mut Value) {
+    use base64::Engine;
+    let Some(string_data) = object.as_object_mut().and_then(|o| o.remove("stringData")) else { return };
+    let Some(entries) = string_data.as_object().filter(|entries| !entries.is_empty()) else { return };
+    if !object.get("data").is_some_and(Value::is_object) {
+        object["data"] = json!({});
+    }
+    if let Some(data) = object.get_mut("data").and_then(Value::as_object_mut) {
+        for (key, value) in entries {
+            let text = value.as_str().unwrap_or_default();
+            data.insert(key.clone(), json!(base64::engine::general_purpose::STANDARD.encode(text)));
+        }
+    }
+}
+
+/// PersistentVolume defaults: `Retain` reclaim policy, `Filesystem` volume mode.
+fn default_volume(object: &mut Value) {
+    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
+    spec.entry("persistentVolumeReclaimPolicy").or_insert(json!("Retain"));
+    spec.entry("volumeMode").or_insert(json!("Filesystem"));
+}
+
+/// PriorityClass default: pods of the class preempt lower-priority pods.
+fn default_priority_class(object: &mut Value) {
+    if let Some(class) = object.as_object_mut() {
+        class.entry("preemptionPolicy").or_insert(json!("PreemptLowerPriority"));
+    }
+}
+
+/// StorageClass defaults: volumes are deleted when released and bound at once.
+fn default_storage_class(object: &mut Value) {
+    if let Some(class) = object.as_object_mut() {
+        class.entry("reclaimPolicy").or_insert(json!("Delete"));
+        class.entry("volumeBindingMode").or_insert(json!("Immediate"));
     }
 }
 
@@ -429,6 +481,10 @@ pub fn validate(
     if def.kind == "Namespace" || def.kind == "Node" {
         errors.retain(|e| e.path.as_str() != "metadata.namespace");
     }
+    if (def.group.as_str(), def.kind.as_str()) == ("", "Event") {
+        // Core Events only need names usable as a path segment.
+        errors.retain(|e| e.path.as_str() != "metadata.name" || !valid_path_segment(objects::name(object)));
+    }
     match (def.group.as_str(), def.kind.as_str()) {
         ("", "Pod") => {
             match serde_json::from_value::<PodSpec>(object.get("spec").cloned().unwrap_or(json!({}))) {
@@ -442,6 +498,9 @@ pub fn validate(
                 errors.extend(validate_pod_update(old, object));
             }
         }
+        ("" | "events.k8s.io", "Event") => {
+            errors.extend(super::events::validate(&def.group, object, old));
+        }
         ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") | ("batch", "Job") => {
             errors.extend(validate_workload_selector(object));
             if let Some(old) = old {
@@ -454,6 +513,14 @@ pub fn validate(
         _ => {}
     }
     errors
+}
+
+/// A name that may appear as one URL path segment (what kube-apiserver asks of kinds without a
+/// stricter rule); an absent name is not one (it is reported as required).
+fn valid_path_segment(name: Option<&str>) -> bool {
+    name.is_some_and(|name| {
+        !name.is_empty() && name != "." && name != ".." && !name.contains('/') && !name.contains('%')
+    })
 }
 
 fn validate_workload_selector(object: &Value) -> ErrorList {
@@ -570,6 +637,33 @@ mod tests {
         assert_eq!(ns["metadata"]["labels"]["kubernetes.io/metadata.name"], "team-a");
         assert_eq!(ns["spec"]["finalizers"], json!(["kubernetes"]));
         assert_eq!(ns["status"]["phase"], "Active");
+    }
+
+    #[test]
+    fn secrets_store_string_data_in_data() {
+        let mut secret = json!({"metadata": {"name": "s"}, "data": {"a": "eA==", "b": "eQ=="}, "stringData": {"b": "two", "c": "3"}});
+        prepare_create(&def("", "Secret"), &mut secret);
+        assert_eq!(secret["type"], "Opaque");
+        assert_eq!(secret["data"], json!({"a": "eA==", "b": "dHdv", "c": "Mw=="}));
+        assert!(secret.get("stringData").is_none());
+    }
+
+    #[test]
+    fn volumes_and_classes_get_their_defaults() {
+        let mut volume = json!({"metadata": {"name": "pv"}, "spec": {"capacity": {"storage": "1Gi"}}});
+        prepare_create(&def("", "PersistentVolume"), &mut volume);
+        assert_eq!(volume["spec"]["persistentVolumeReclaimPolicy"], "Retain");
+        assert_eq!(volume["spec"]["volumeMode"], "Filesystem");
+        assert_eq!(volume["status"]["phase"], "Pending");
+        let mut class = json!({"metadata": {"name": "high"}, "value": 10});
+        prepare_write(&def("scheduling.k8s.io", "PriorityClass"), &mut class);
+        assert_eq!(class["preemptionPolicy"], "PreemptLowerPriority");
+        let mut storage = json!({"metadata": {"name": "sc"}, "provisioner": "x"});
+        prepare_create(&def("storage.k8s.io", "StorageClass"), &mut storage);
+        assert_eq!(
+            (storage["reclaimPolicy"].as_str(), storage["volumeBindingMode"].as_str()),
+            (Some("Delete"), Some("Immediate"))
+        );
     }
 
     #[test]

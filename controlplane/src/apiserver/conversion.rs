@@ -1,13 +1,14 @@
 //! Conversion of custom resources between the versions a CRD serves: objects are stored at the
 //! storage version and converted on the way in and out, either by rewriting `apiVersion`
 //! (strategy `None`) or through the CRD's conversion webhook (`apiextensions.k8s.io/v1`
-//! ConversionReview), as kube-apiextensions-apiserver does.
+//! ConversionReview), as kube-apiextensions-apiserver does. Built-in resources that share
+//! another's storage (`events.k8s.io` Events, stored as core Events) are converted here too.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{errors::ApiError, objects, webhook_client::WebhookClient};
+use super::{errors::ApiError, events, objects, webhook_client::WebhookClient};
 use crate::registry::ResourceDef;
 
 /// Converts custom resources between versions.
@@ -22,7 +23,23 @@ impl Converter {
         Self { client }
     }
 
-    /// `object` expressed at `version` of `def` (unchanged for built-ins and when already there).
+    /// `object` in the shape it is stored in: the storage version of a custom resource, the
+    /// owner's shape for a resource sharing another's storage.
+    pub async fn to_storage(&self, def: &ResourceDef, object: Value) -> Result<Value, ApiError> {
+        if def.shares_storage() {
+            let target = def.storage_api_version();
+            return builtin_conversion(&object, &target).ok_or_else(|| {
+                ApiError::internal(format!(
+                    "no conversion of {} to {target}",
+                    def.api_version(&def.storage_version)
+                ))
+            });
+        }
+        self.convert(def, object, &def.storage_version).await
+    }
+
+    /// `object` expressed at `version` of `def` (unchanged for built-ins of one shape and when
+    /// already there).
     pub async fn convert(&self, def: &ResourceDef, object: Value, version: &str) -> Result<Value, ApiError> {
         let mut converted = self.convert_all(def, vec![object], version).await?;
         converted.pop().ok_or_else(|| ApiError::internal("conversion returned no object"))
@@ -36,7 +53,18 @@ impl Converter {
         version: &str,
     ) -> Result<Vec<Value>, ApiError> {
         let desired = def.api_version(version);
-        let Some(crd) = def.crd.as_ref() else { return Ok(objects) };
+        let Some(crd) = def.crd.as_ref() else {
+            return objects
+                .into_iter()
+                .map(|object| {
+                    if object.get("apiVersion").and_then(Value::as_str) == Some(desired.as_str()) {
+                        return Ok(object);
+                    }
+                    builtin_conversion(&object, &desired)
+                        .ok_or_else(|| ApiError::internal(format!("no conversion of an object to {desired}")))
+                })
+                .collect();
+        };
         let needs: Vec<usize> = objects
             .iter()
             .enumerate()
@@ -109,4 +137,13 @@ impl Converter {
             def.kind
         ))
     }
+}
+
+/// A built-in object at `api_version`: Events are converted between their two APIs; built-ins
+/// of a single shape are returned as they are. None when the object cannot be expressed there.
+fn builtin_conversion(object: &Value, api_version: &str) -> Option<Value> {
+    if events::is_event(object) {
+        return events::convert(object, api_version);
+    }
+    Some(object.clone())
 }

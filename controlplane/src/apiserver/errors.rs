@@ -102,8 +102,8 @@ impl ApiError {
     pub fn invalid(group: &str, kind: &str, name: &str, errors: &ErrorList) -> Self {
         let summary = errors.iter().map(|e| e.to_string()).collect::<Vec<_>>();
         let message = match summary.len() {
-            1 => format!("{kind}.{} \"{name}\" is invalid: {}", group_or_core(group), summary[0]),
-            _ => format!("{kind}.{} \"{name}\" is invalid: [{}]", group_or_core(group), summary.join(", ")),
+            1 => format!("{} \"{name}\" is invalid: {}", qualified_kind(group, kind), summary[0]),
+            _ => format!("{} \"{name}\" is invalid: [{}]", qualified_kind(group, kind), summary.join(", ")),
         };
         let mut error = Self::new(422, "Invalid", message).with_details(group, kind, name);
         if let Some(details) = error.details.as_mut() {
@@ -193,8 +193,9 @@ fn qualified(group: &str, resource: &str) -> String {
     if group.is_empty() { resource.to_string() } else { format!("{resource}.{group}") }
 }
 
-fn group_or_core(group: &str) -> &str {
-    if group.is_empty() { "core" } else { group }
+/// `Kind.group`, or just `Kind` in the core group (apimachinery's `GroupKind.String()`).
+fn qualified_kind(group: &str, kind: &str) -> String {
+    if group.is_empty() { kind.to_string() } else { format!("{kind}.{group}") }
 }
 
 impl std::fmt::Display for ApiError {

@@ -4,7 +4,7 @@
 use base64::Engine;
 use serde_json::Value;
 
-use super::{errors::ApiError, objects, options::ListOptions};
+use super::{errors::ApiError, events, objects, options::ListOptions};
 use crate::{
     registry::ResourceDef,
     semantics::selectors::{FieldSelector, LabelSelector},
@@ -14,6 +14,9 @@ use crate::{
 pub struct Filter {
     labels: LabelSelector,
     fields: FieldSelector,
+    /// Whether fields are read from the computed field set of Events (kube-apiserver's
+    /// `ToSelectableFields`) rather than from object paths.
+    event_fields: bool,
 }
 
 impl Filter {
@@ -29,12 +32,19 @@ impl Filter {
                 return Err(ApiError::bad_request(format!("field label not supported: {field}")));
             }
         }
-        Ok(Self { labels, fields })
+        let event_fields = !def.is_custom() && def.kind == "Event";
+        Ok(Self { labels, fields, event_fields })
     }
 
-    /// Whether the object passes both selectors.
+    /// Whether the (stored) object passes both selectors.
     pub fn matches(&self, object: &Value) -> bool {
-        self.labels.matches_object(object) && self.fields.matches_object(object)
+        if !self.labels.matches_object(object) {
+            return false;
+        }
+        if self.event_fields && !self.fields.is_empty() {
+            return self.fields.matches_fields(&events::selectable_fields(object));
+        }
+        self.fields.matches_object(object)
     }
 }
 
@@ -67,23 +77,7 @@ fn supported_fields(def: &ResourceDef) -> Vec<&'static str> {
         ("", "Node") => fields.push("spec.unschedulable"),
         ("", "Namespace") => fields.push("status.phase"),
         ("", "Secret") => fields.push("type"),
-        ("", "Event") | ("events.k8s.io", "Event") => fields.extend([
-            "involvedObject.kind",
-            "involvedObject.namespace",
-            "involvedObject.name",
-            "involvedObject.uid",
-            "involvedObject.apiVersion",
-            "involvedObject.resourceVersion",
-            "involvedObject.fieldPath",
-            "reason",
-            "reportingComponent",
-            "source",
-            "type",
-            "regarding.kind",
-            "regarding.name",
-            "regarding.namespace",
-            "regarding.uid",
-        ]),
+        ("" | "events.k8s.io", "Event") => return events::supported_fields(&def.group).to_vec(),
         ("batch", "Job") => fields.push("status.successful"),
         _ => {}
     }

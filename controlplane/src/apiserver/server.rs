@@ -109,6 +109,7 @@ impl ApiServer {
             Converter::new(client),
         );
         api.refresh_custom_resources();
+        api.migrate_shared_storage().await;
 
         let listener = TcpListener::bind(config.bind)
             .await

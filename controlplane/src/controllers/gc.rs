@@ -34,7 +34,8 @@ pub(super) async fn run(api: Api) {
 /// One pass over every stored object.
 pub(crate) async fn collect(api: &Api) {
     let mut entries = Vec::new();
-    for def in api.registry.all() {
+    // A resource sharing another's storage is the same objects seen through another API.
+    for def in api.registry.all().into_iter().filter(|def| !def.shares_storage()) {
         let (objects_list, _) = api.store.list(&Api::collection(&def, None));
         for object in objects_list {
             let key = ObjectKey {

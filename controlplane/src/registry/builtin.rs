@@ -1,7 +1,7 @@
 //! The built-in resources the embedded server stores: what kube-rs controllers, the node
 //! simulator, kubectl and the Kruise components need (INVENTORY of the API server issue).
 
-use super::ResourceDef;
+use super::{ResourceDef, StoredAs};
 
 /// One built-in resource.
 pub struct BuiltinResource {
@@ -23,6 +23,8 @@ pub struct BuiltinResource {
     pub categories: &'static [&'static str],
     /// Subresources.
     pub subresources: &'static [&'static str],
+    /// `(group, resource, version)` of the resource whose storage this one shares.
+    pub stored_as: Option<(&'static str, &'static str, &'static str)>,
 }
 
 impl BuiltinResource {
@@ -39,6 +41,11 @@ impl BuiltinResource {
             storage_version: self.version.to_string(),
             subresources: self.subresources.iter().map(|s| s.to_string()).collect(),
             crd: None,
+            stored_as: self.stored_as.map(|(group, resource, version)| StoredAs {
+                group: group.to_string(),
+                resource: resource.to_string(),
+                version: version.to_string(),
+            }),
         }
     }
 }
@@ -56,6 +63,7 @@ macro_rules! builtin {
             short_names: &[$($short),*],
             categories: &[$($category),*],
             subresources: &[$($sub),*],
+            stored_as: None,
         }
     };
 }
@@ -165,7 +173,11 @@ pub static BUILTIN: &[BuiltinResource] = &[
         [],
         ["status"]
     ),
-    builtin!("events.k8s.io", "v1", "events", "event", "Event", true, ["ev"], [], []),
+    // kube-apiserver serves both Event APIs from one storage (objects stored as core/v1 Events).
+    BuiltinResource {
+        stored_as: Some(("", "events", "v1")),
+        ..builtin!("events.k8s.io", "v1", "events", "event", "Event", true, ["ev"], [], [])
+    },
     builtin!(
         "scheduling.k8s.io",
         "v1",

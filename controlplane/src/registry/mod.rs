@@ -38,6 +38,28 @@ pub struct ResourceDef {
     pub subresources: Vec<String>,
     /// The CRD behind a custom resource.
     pub crd: Option<Arc<CustomResourceDefinition>>,
+    /// Another resource whose storage this one shares (`events.k8s.io/events` is stored as core
+    /// `events`): keys and collections are derived from it, objects are kept in its shape and
+    /// converted on the way in and out. None for a resource with storage of its own.
+    pub stored_as: Option<StoredAs>,
+}
+
+/// Where a resource that shares another's storage keeps its objects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredAs {
+    /// API group of the owning resource ("" for core).
+    pub group: String,
+    /// Plural name of the owning resource.
+    pub resource: String,
+    /// Version (of the owning group) objects are stored at.
+    pub version: String,
+}
+
+impl StoredAs {
+    /// The `apiVersion` of stored objects.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
+    }
 }
 
 impl ResourceDef {
@@ -80,6 +102,30 @@ impl ResourceDef {
     /// Whether this is a custom resource.
     pub fn is_custom(&self) -> bool {
         self.crd.is_some()
+    }
+
+    /// The group objects are stored under (the owner's, for a resource sharing storage).
+    pub fn storage_group(&self) -> &str {
+        self.stored_as.as_ref().map_or(self.group.as_str(), |stored| stored.group.as_str())
+    }
+
+    /// The resource objects are stored under (the owner's, for a resource sharing storage).
+    pub fn storage_resource(&self) -> &str {
+        self.stored_as.as_ref().map_or(self.resource.as_str(), |stored| stored.resource.as_str())
+    }
+
+    /// The `apiVersion` of objects as stored.
+    pub fn storage_api_version(&self) -> String {
+        match &self.stored_as {
+            Some(stored) => stored.api_version(),
+            None => self.api_version(&self.storage_version),
+        }
+    }
+
+    /// Whether this resource is another view of a resource stored elsewhere (then the owning
+    /// resource is the one to walk when visiting every stored object).
+    pub fn shares_storage(&self) -> bool {
+        self.stored_as.is_some()
     }
 }
 
@@ -162,6 +208,7 @@ pub fn custom_resource_def(crd: &CustomResourceDefinition) -> Option<ResourceDef
         storage_version: storage,
         subresources,
         crd: Some(Arc::new(crd.clone())),
+        stored_as: None,
     })
 }
 
@@ -202,5 +249,17 @@ mod tests {
         assert!(pods.namespaced && pods.has_subresource("binding"));
         assert_eq!(registry.find_kind("apps", "Deployment").unwrap().resource, "deployments");
         assert!(registry.find("apps", "v1beta1", "deployments").is_none());
+    }
+
+    #[test]
+    fn events_k8s_io_shares_the_core_event_storage() {
+        let registry = Registry::with_builtins();
+        let core = registry.find("", "v1", "events").unwrap();
+        let events = registry.find("events.k8s.io", "v1", "events").unwrap();
+        assert!(!core.shares_storage() && events.shares_storage());
+        assert_eq!((core.storage_group(), core.storage_resource()), ("", "events"));
+        assert_eq!((events.storage_group(), events.storage_resource()), ("", "events"));
+        assert_eq!(events.storage_api_version(), "v1");
+        assert_eq!(registry.find("apps", "v1", "deployments").unwrap().storage_api_version(), "apps/v1");
     }
 }
