@@ -29,6 +29,9 @@ pub enum HarnessError {
     /// Certificates or keys could not be generated.
     #[error("generating certificates: {0}")]
     Certs(#[from] rcgen::Error),
+    /// Simulated nodes could not be started or driven.
+    #[error("simulated nodes: {0}")]
+    Nodes(String),
     /// A process could not be started.
     #[error("starting {name}: {source}")]
     Spawn {

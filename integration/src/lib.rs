@@ -5,12 +5,15 @@
 //! - [`Cluster`]: one handle over the embedded API server and the real one, so a scenario is
 //!   written once; [`Tier`] says which one it is.
 //! - [`DifferentialReport`]: what each scenario observed on each tier, and every difference.
+//! - [`nodes`]: simulated nodes for scenarios, in the test process or as `kruise nodes`
+//!   processes.
 //! - [`suite`]: the runner the `scenarios` test target uses to run everything on both tiers and
 //!   print the report at the end.
 
 pub mod certs;
 pub mod cluster;
 mod error;
+pub mod nodes;
 pub mod real;
 pub mod report;
 pub mod suite;

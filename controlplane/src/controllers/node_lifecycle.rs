@@ -1,8 +1,9 @@
 //! What kube-controller-manager's node lifecycle and pod GC controllers do, for the embedded
 //! control plane: a node that stops renewing its Lease becomes `Ready=Unknown`; nodes whose Ready
 //! condition is not True get the `not-ready`/`unreachable` taints (NoSchedule and NoExecute), a
-//! cordoned node the `unschedulable` taint, and lose them once Ready again; when a node stops
-//! being Ready its pods are marked not ready; pods that do not tolerate a NoExecute taint are
+//! cordoned node the `unschedulable` taint, and lose them once Ready again; when a node goes
+//! silent its pods are marked not ready, and so is any pod updated while its node is not Ready
+//! (the kubelet's own NotReady report does not touch pods by itself); pods that do not tolerate a NoExecute taint are
 //! evicted (at once, or after their `tolerationSeconds`); pods bound to a node that no longer
 //! exists are deleted after a quarantine.
 
@@ -172,8 +173,10 @@ fn parse_time(value: Option<&str>) -> Option<Timestamp> {
 /// Memory of the controller between passes.
 #[derive(Default)]
 struct Observed {
-    health: HashMap<String, NodeHealth>,
     orphans: HashMap<String, Timestamp>,
+    /// The resourceVersion each pod had at the last pass: a changed pod is "updated", which is
+    /// when kube-controller-manager re-checks it against its node's health.
+    pod_versions: HashMap<String, u64>,
 }
 
 pub(super) async fn run(api: Api, config: NodeLifecycleConfig) {
@@ -204,17 +207,20 @@ async fn pass(api: &Api, config: &NodeLifecycleConfig, observed: &mut Observed) 
         })
         .collect();
     let mut names = HashSet::new();
-    let mut became_unready = Vec::new();
+    let mut healths: HashMap<String, NodeHealth> = HashMap::new();
+    let mut became_unknown = Vec::new();
     let mut no_execute: HashMap<String, Vec<Value>> = HashMap::new();
     for node in &nodes {
         let Some(name) = objects::name(node) else { continue };
         names.insert(name.to_string());
         let health = node_health(node, renewals.get(name).copied(), now, config.monitor_grace);
-        let previous = observed.health.insert(name.to_string(), health);
-        if health != NodeHealth::Ready && previous == Some(NodeHealth::Ready) {
-            became_unready.push(name.to_string());
-        }
+        healths.insert(name.to_string(), health);
         if health == NodeHealth::Unknown {
+            // The controller's own transition (the kubelet went silent while reporting Ready)
+            // marks every pod of the node not ready, as kube-controller-manager does.
+            if ready_status(node) == Some("True") {
+                became_unknown.push(name.to_string());
+            }
             mark_node_unknown(api, name, &now_text);
         }
         let unschedulable = node.pointer("/spec/unschedulable").and_then(Value::as_bool).unwrap_or(false);
@@ -229,18 +235,18 @@ async fn pass(api: &Api, config: &NodeLifecycleConfig, observed: &mut Observed) 
             no_execute.insert(name.to_string(), executing);
         }
     }
-    observed.health.retain(|name, _| names.contains(name));
 
-    if became_unready.is_empty() && no_execute.is_empty() && observed.orphans.is_empty() {
-        // Only look at pods when a node is unhealthy or gone; orphans are checked below cheaply.
-        check_orphans(api, config, observed, &names, now).await;
-        return;
-    }
     let (pods, _) =
         api.store.list(&CollectionKey { group: String::new(), resource: "pods".into(), namespace: None });
+    let mut seen = HashSet::new();
     for pod in &pods {
         let node = pod.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or_default();
-        if became_unready.iter().any(|n| n == node) {
+        let uid = objects::uid(pod).unwrap_or_default().to_string();
+        let version = objects::resource_version(pod).unwrap_or(0);
+        let updated = observed.pod_versions.insert(uid.clone(), version) != Some(version);
+        seen.insert(uid);
+        let unhealthy = healths.get(node).is_some_and(|h| *h != NodeHealth::Ready);
+        if became_unknown.iter().any(|n| n == node) || (updated && unhealthy) {
             mark_pod_not_ready(api, pod, &now_text);
         }
         if let Some(taints) = no_execute.get(node) {
@@ -253,20 +259,27 @@ async fn pass(api: &Api, config: &NodeLifecycleConfig, observed: &mut Observed) 
             }
         }
     }
-    check_orphans(api, config, observed, &names, now).await;
+    observed.pod_versions.retain(|uid, _| seen.contains(uid));
+    check_orphans(api, config, observed, &pods, &names, now).await;
+}
+
+fn ready_status(node: &Value) -> Option<&str> {
+    node.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|conditions| conditions.iter().find(|c| c["type"] == "Ready"))
+        .and_then(|c| c["status"].as_str())
 }
 
 async fn check_orphans(
     api: &Api,
     config: &NodeLifecycleConfig,
     observed: &mut Observed,
+    pods: &[std::sync::Arc<Value>],
     nodes: &HashSet<String>,
     now: Timestamp,
 ) {
-    let (pods, _) =
-        api.store.list(&CollectionKey { group: String::new(), resource: "pods".into(), namespace: None });
     let mut seen = HashSet::new();
-    for pod in &pods {
+    for pod in pods {
         let node = pod.pointer("/spec/nodeName").and_then(Value::as_str).unwrap_or_default();
         if node.is_empty() || nodes.contains(node) {
             continue;

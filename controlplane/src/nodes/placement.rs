@@ -283,12 +283,8 @@ impl Snapshot {
                 return Err(Rejection::unresolvable("node(s) were unschedulable"));
             }
         }
-        if let Some(taint) = untolerated_taint(pod, node, &["NoSchedule", "NoExecute"]) {
-            return Err(Rejection::unresolvable(format!(
-                "node(s) had untolerated taint {{{}: {}}}",
-                taint.key,
-                taint.value.as_deref().unwrap_or_default()
-            )));
+        if untolerated_taint(pod, node, &["NoSchedule", "NoExecute"]).is_some() {
+            return Err(Rejection::unresolvable("node(s) had untolerated taint(s)"));
         }
         if !node_affinity_matches(pod, node) {
             return Err(Rejection::unresolvable("node(s) didn't match Pod's node affinity/selector"));
@@ -300,6 +296,8 @@ impl Snapshot {
             ]));
         }
         let mut insufficient = Vec::new();
+        // More than the node has at all cannot be helped by preempting anything.
+        let mut beyond_capacity = false;
         let capacity = allocatable(node);
         let pod_count = capacity.get("pods").copied().unwrap_or(i128::MAX);
         if (on_node.len() as i128 + 1) * 1000 > pod_count {
@@ -319,10 +317,11 @@ impl Snapshot {
                 capacity.get(&resource).copied().unwrap_or(0) - used.get(&resource).copied().unwrap_or(0);
             if wanted > free {
                 insufficient.push(format!("Insufficient {resource}"));
+                beyond_capacity |= wanted > capacity.get(&resource).copied().unwrap_or(0);
             }
         }
         if !insufficient.is_empty() {
-            return Err(Rejection::resolvable(insufficient));
+            return Err(Rejection { reasons: insufficient, resolvable: !beyond_capacity });
         }
         self.spread_filter(pod, node)?;
         self.affinity_filter(pod, node)
@@ -679,7 +678,7 @@ fn fit_error(node_count: usize, rejections: &[Rejection]) -> String {
     }
     preemption.sort();
     format!(
-        "0/{node_count} nodes are available: {}. preemption: 0/{node_count} nodes are available: {}.",
+        "0/{node_count} nodes are available: {}. no new claims to deallocate, preemption: 0/{node_count} nodes are available: {}.",
         reasons.join(", "),
         preemption.join(", ")
     )
@@ -780,7 +779,7 @@ mod tests {
         assert_eq!(
             place(&nodes, &[], &nowhere),
             Placement::Unschedulable(
-                "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes \
+                "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. no new claims to deallocate, preemption: 0/2 nodes \
                  are available: 2 Preemption is not helpful for scheduling."
                     .into()
             )
@@ -801,7 +800,7 @@ mod tests {
         assert_eq!(
             place(&nodes, &[], &plain),
             Placement::Unschedulable(
-                "0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: db}. preemption: 0/1 nodes are \
+                "0/1 nodes are available: 1 node(s) had untolerated taint(s). no new claims to deallocate, preemption: 0/1 nodes are \
                  available: 1 Preemption is not helpful for scheduling."
                     .into()
             )
@@ -822,13 +821,23 @@ mod tests {
         let nodes = [node("a", "z1", "2"), node("b", "z1", "2")];
         let running = [on(pod("x", &[], Some("1500m")), "a")];
         assert_eq!(place(&nodes, &running, &pod("p", &[], Some("1"))), Placement::Node("b".into()));
+        let busy = [on(pod("x", &[], Some("1500m")), "a"), on(pod("y", &[], Some("1500m")), "b")];
         assert_eq!(
-            place(&nodes, &running, &pod("p", &[], Some("3"))),
+            place(&nodes, &busy, &pod("p", &[], Some("1"))),
             Placement::Unschedulable(
-                "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption \
-                 victims found for incoming pod."
+                "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes \
+                 are available: 2 No preemption victims found for incoming pod."
                     .into()
             )
+        );
+        assert_eq!(
+            place(&nodes, &[], &pod("p", &[], Some("3"))),
+            Placement::Unschedulable(
+                "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes \
+                 are available: 2 Preemption is not helpful for scheduling."
+                    .into()
+            ),
+            "more than a node has at all"
         );
     }
 

@@ -72,6 +72,7 @@ pub(crate) struct PodWorker {
     events: broadcast::Receiver<RuntimeEvent>,
     terminal: bool,
     adopted: bool,
+    suspended: bool,
 }
 
 fn backoff(base: Duration, attempt: u32) -> Duration {
@@ -151,6 +152,7 @@ impl PodWorker {
             events,
             terminal: false,
             adopted: false,
+            suspended: false,
         }
     }
 
@@ -176,12 +178,16 @@ impl PodWorker {
                 return;
             };
             if !self.kubelet.is_ready() {
+                self.suspend().await;
                 let mut ready = self.kubelet.ready.clone();
                 tokio::select! {
                     _ = ready.wait_for(|ready| *ready) => {}
                     changed = self.pod_rx.changed() => if changed.is_err() { return },
                 }
                 continue;
+            }
+            if self.suspended {
+                self.resume();
             }
             if !self.adopted {
                 self.adopt(&pod);
@@ -194,6 +200,34 @@ impl PodWorker {
             self.publish().await;
             if !self.wait().await {
                 return;
+            }
+        }
+    }
+
+    /// The node went NotReady (its runtime is "down"): no container can be trusted to serve, so
+    /// the pod is reported with every container unready, once, and then left alone.
+    async fn suspend(&mut self) {
+        if self.suspended {
+            return;
+        }
+        self.suspended = true;
+        for slot in &mut self.slots {
+            slot.record.ready = false;
+        }
+        self.publish().await;
+    }
+
+    /// The node is Ready again: readiness is established anew (probes run again).
+    fn resume(&mut self) {
+        self.suspended = false;
+        let now = Instant::now();
+        for slot in &mut self.slots {
+            if let Some(live) = slot.live.as_mut() {
+                if live.next_readiness.is_some() {
+                    live.next_readiness = Some(now);
+                } else if !slot.init || is_sidecar(&live.spec) {
+                    live.ready_at = Some(now);
+                }
             }
         }
     }

@@ -6,10 +6,14 @@
 
 mod crds;
 mod kubectl;
+mod nodes;
 
 use std::process::ExitCode;
 
-use kruise_integration::suite::{Scenario, run_suite};
+use kruise_integration::{
+    nodes::Hosting,
+    suite::{Scenario, run_suite},
+};
 
 fn main() -> ExitCode {
     run_suite(&[
@@ -20,6 +24,30 @@ fn main() -> ExitCode {
         Scenario {
             name: "kubectl_drives_the_api_server",
             run: |scene| Box::pin(kubectl::kubectl_drives_the_api_server(scene)),
+        },
+        Scenario {
+            name: "nodes_in_process::pods_run_on_simulated_nodes",
+            run: |scene| Box::pin(nodes::pods_run_on_simulated_nodes(scene, Hosting::InProcess)),
+        },
+        Scenario {
+            name: "nodes_as_processes::pods_run_on_simulated_nodes",
+            run: |scene| Box::pin(nodes::pods_run_on_simulated_nodes(scene, Hosting::Process)),
+        },
+        Scenario {
+            name: "nodes_in_process::deletion_and_scheduling",
+            run: |scene| Box::pin(nodes::deletion_and_scheduling(scene, Hosting::InProcess)),
+        },
+        Scenario {
+            name: "nodes_as_processes::deletion_and_scheduling",
+            run: |scene| Box::pin(nodes::deletion_and_scheduling(scene, Hosting::Process)),
+        },
+        Scenario {
+            name: "nodes_in_process::node_loss",
+            run: |scene| Box::pin(nodes::node_loss(scene, Hosting::InProcess)),
+        },
+        Scenario {
+            name: "nodes_as_processes::node_loss",
+            run: |scene| Box::pin(nodes::node_loss(scene, Hosting::Process)),
         },
     ])
 }
