@@ -1,0 +1,1 @@
+//! The manager runtime: leader election, health and readiness, metrics, running controllers.

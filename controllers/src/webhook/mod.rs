@@ -1,0 +1,1 @@
+//! The admission and conversion webhook server.
