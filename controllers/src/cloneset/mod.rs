@@ -1,1 +1,4 @@
 //! The CloneSet controller.
+
+pub mod pods;
+pub mod revision;

@@ -1,1 +1,119 @@
-//! The manager runtime: leader election, health and readiness, metrics, running controllers.
+//! The manager runtime: runs the controllers while this replica holds the leader lease, serves
+//! `/healthz`, `/readyz` and `/metrics`, and stops cleanly (releasing the lease) on shutdown.
+//! The webhook server runs on every replica, outside leader election.
+
+pub mod expectations;
+pub mod health;
+pub mod leader;
+pub mod metrics;
+
+use std::{future::Future, net::SocketAddr, pin::Pin, sync::Arc};
+
+use kube::Client;
+use tokio::sync::watch;
+
+pub use health::Readiness;
+pub use leader::LeaderElectionConfig;
+pub use metrics::Metrics;
+
+/// A controller's main loop; it runs until the future is dropped (leadership lost or shutdown).
+pub type ControllerTask = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Starts a controller for the current leadership term.
+pub type ControllerStarter = Arc<dyn Fn(Client) -> ControllerTask + Send + Sync>;
+
+/// How the manager runs.
+#[derive(Clone, Debug)]
+pub struct ManagerConfig {
+    /// Where `/healthz`, `/readyz` and `/metrics` are served.
+    pub health_addr: SocketAddr,
+    /// Leader election, or None to lead unconditionally (a single replica, `kruise up`).
+    pub leader_election: Option<LeaderElectionConfig>,
+}
+
+/// A running manager.
+pub struct Manager {
+    client: Client,
+    config: ManagerConfig,
+    metrics: Metrics,
+    readiness: Readiness,
+}
+
+impl Manager {
+    /// A manager for `client`.
+    pub fn new(client: Client, config: ManagerConfig) -> Self {
+        Self { client, config, metrics: Metrics::new(), readiness: Readiness::new() }
+    }
+
+    /// The metrics controllers record into.
+    pub fn metrics(&self) -> Metrics {
+        self.metrics.clone()
+    }
+
+    /// The readiness checks (caches synced, webhook certificate loaded...).
+    pub fn readiness(&self) -> Readiness {
+        self.readiness.clone()
+    }
+
+    /// Runs until `shutdown` completes: health endpoints always, controllers while leading.
+    /// `on_bound` receives the health endpoint's address once bound.
+    pub async fn run(
+        self,
+        controllers: Vec<ControllerStarter>,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+        on_bound: impl FnOnce(SocketAddr),
+    ) -> Result<(), crate::ControllerError> {
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let health_stop = {
+            let mut stop_rx = stop_rx.clone();
+            async move {
+                let _ = stop_rx.wait_for(|stop| *stop).await;
+            }
+        };
+        let (bound, health_task) =
+            health::serve(self.config.health_addr, self.readiness.clone(), self.metrics.clone(), health_stop).await?;
+        on_bound(bound);
+
+        let (leading_tx, mut leading_rx) = watch::channel(self.config.leader_election.is_none());
+        let election = self.config.leader_election.clone().map(|config| {
+            let client = self.client.clone();
+            tokio::spawn(leader::run(client, config, leading_tx))
+        });
+
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            // Follow until we lead (or are told to stop).
+            tokio::select! {
+                _ = &mut shutdown => break,
+                result = leading_rx.wait_for(|leading| *leading) => if result.is_err() { break },
+            }
+            tracing::info!(controllers = controllers.len(), "leading: starting controllers");
+            let tasks: Vec<_> = controllers.iter().map(|start| tokio::spawn(start(self.client.clone()))).collect();
+            let stop = tokio::select! {
+                _ = &mut shutdown => true,
+                _ = leading_rx.wait_for(|leading| !*leading) => false,
+            };
+            for task in &tasks {
+                task.abort();
+            }
+            for task in tasks {
+                let _ = task.await;
+            }
+            if stop {
+                break;
+            }
+            tracing::warn!("no longer leading: controllers stopped");
+        }
+        if let Some(election) = election {
+            election.abort();
+            let _ = election.await;
+        }
+        if let Some(config) = &self.config.leader_election {
+            leader::release(&self.client, config).await;
+        }
+        let _ = stop_tx.send(true);
+        let _ = health_task.await;
+        tracing::info!("manager stopped");
+        Ok(())
+    }
+}

@@ -1,1 +1,137 @@
-//! The admission and conversion webhook server.
+//! The admission and conversion webhook server (upstream `pkg/webhook`): one HTTPS server that
+//! every manager replica runs, serving
+//!
+//! - `/mutate-apps-kruise-io-cloneset` and `/validate-apps-kruise-io-cloneset` ([`cloneset`]):
+//!   CloneSet defaults, validation with field paths, and `policy.kruise.io/delete-protection`;
+//! - `/mutate-pod` ([`pod`]): the `KruisePodReady` readiness gate on Kruise-owned pods;
+//! - `/convert` ([`conversion`]): v1alpha1 <-> v1beta1 for every Kruise kind with two versions.
+//!
+//! The server manages its own trust ([`certs`]): a CA and serving certificate kept in Secret
+//! `kruise-webhook-certs`, shared by all replicas and restarts; and its own registration
+//! ([`configuration`]): the Mutating/ValidatingWebhookConfigurations and the CRDs' conversion
+//! `caBundle`, re-applied when they drift. Everything it decides is a pure function of the
+//! request or of the stored objects; [`WebhookServer`] is the I/O around them.
+//!
+//! ```no_run
+//! # async fn run(client: kube::Client) -> Result<(), kruise_controllers::ControllerError> {
+//! use kruise_controllers::webhook::{WebhookConfig, WebhookServer};
+//! // Out of a cluster (or on the embedded control plane): reached at https://127.0.0.1:<port>.
+//! let server = WebhookServer::start(client, WebhookConfig::local("127.0.0.1:0".parse().unwrap())).await?;
+//! server.readiness().wait_ready(std::time::Duration::from_secs(30)).await?;
+//! # server.shutdown().await; Ok(()) }
+//! ```
+
+pub mod admission;
+pub mod certs;
+pub mod cloneset;
+pub mod configuration;
+pub mod conversion;
+pub mod pod;
+mod server;
+
+use std::{
+    net::{IpAddr, SocketAddr},
+    time::Duration,
+};
+
+pub use server::{ReadinessState, WebhookReadiness, WebhookServer};
+
+/// Path of the CloneSet defaulting webhook.
+pub const CLONESET_MUTATING_PATH: &str = "/mutate-apps-kruise-io-cloneset";
+/// Path of the CloneSet validating webhook.
+pub const CLONESET_VALIDATING_PATH: &str = "/validate-apps-kruise-io-cloneset";
+/// Path of the pod mutating webhook.
+pub const POD_MUTATING_PATH: &str = "/mutate-pod";
+/// Path of the conversion webhook.
+pub const CONVERSION_PATH: &str = kruise_crds::crd::CONVERSION_PATH;
+/// Name of the MutatingWebhookConfiguration the server maintains.
+pub const MUTATING_CONFIGURATION_NAME: &str = "kruise-mutating-webhook-configuration";
+/// Name of the ValidatingWebhookConfiguration the server maintains.
+pub const VALIDATING_CONFIGURATION_NAME: &str = "kruise-validating-webhook-configuration";
+/// Default Secret holding the certificates (upstream `SECRET_NAME`).
+pub const DEFAULT_SECRET_NAME: &str = "kruise-webhook-certs";
+/// Default webhook Service (upstream `SERVICE_NAME`).
+pub const DEFAULT_SERVICE_NAME: &str = kruise_crds::crd::WEBHOOK_SERVICE;
+/// Default manager namespace (upstream `POD_NAMESPACE` default).
+pub const DEFAULT_NAMESPACE: &str = kruise_crds::crd::KRUISE_NAMESPACE;
+/// Default listening port (upstream `WEBHOOK_PORT`).
+pub const DEFAULT_PORT: u16 = 9876;
+
+/// How the API server reaches the webhook server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WebhookEndpoint {
+    /// Through Service `service_name` in `namespace`, port 443 (in a cluster).
+    Service,
+    /// At `https://host:port` (upstream `WEBHOOK_HOST`/`WEBHOOK_PORT`): an out-of-cluster manager
+    /// or the embedded control plane. `port: None` uses the port actually bound. The host is
+    /// added to the certificate's names.
+    Url {
+        /// DNS name or IP literal the API server connects to.
+        host: String,
+        /// Port, or the bound one.
+        port: Option<u16>,
+    },
+}
+
+/// Everything the webhook server is configured with.
+#[derive(Clone, Debug)]
+pub struct WebhookConfig {
+    /// Listening address (port 0 picks a free port).
+    pub bind: SocketAddr,
+    /// Manager namespace: holds the certificate Secret and the Service.
+    pub namespace: String,
+    /// Name of the certificate Secret.
+    pub secret_name: String,
+    /// Name of the webhook Service (also the base of the certificate's DNS names).
+    pub service_name: String,
+    /// How the API server reaches this server.
+    pub endpoint: WebhookEndpoint,
+    /// More names (DNS names or IP literals) the certificate must cover.
+    pub extra_hosts: Vec<String>,
+    /// More IPs the certificate must cover.
+    pub extra_ips: Vec<IpAddr>,
+    /// Renew the certificate this long before it (or its CA) expires (upstream
+    /// `CERTS_RENEW_BEFORE`, six months).
+    pub renew_before: Duration,
+    /// How often the certificate, the configurations and the CRDs are re-checked.
+    pub resync_period: Duration,
+    /// Create and repair the webhook configurations and the CRDs' conversion settings (off
+    /// when they are managed elsewhere, e.g. with external certificates).
+    pub manage_configurations: bool,
+    /// Enforce `policy.kruise.io/delete-protection` on CloneSet DELETE (upstream feature gate
+    /// `ResourcesDeletionProtection`).
+    pub deletion_protection: bool,
+    /// Give every new pod the `KruisePodReady` gate, not only Kruise-owned ones (upstream
+    /// feature gate `KruisePodReadinessGate`).
+    pub readiness_gate_for_all_pods: bool,
+}
+
+impl Default for WebhookConfig {
+    /// In-cluster defaults: `0.0.0.0:9876`, reached through `kruise-webhook-service` in
+    /// `kruise-system`, a one-minute resync as upstream's webhook controller.
+    fn default() -> Self {
+        Self {
+            bind: SocketAddr::from(([0, 0, 0, 0], DEFAULT_PORT)),
+            namespace: DEFAULT_NAMESPACE.to_string(),
+            secret_name: DEFAULT_SECRET_NAME.to_string(),
+            service_name: DEFAULT_SERVICE_NAME.to_string(),
+            endpoint: WebhookEndpoint::Service,
+            extra_hosts: Vec::new(),
+            extra_ips: Vec::new(),
+            renew_before: certs::DEFAULT_RENEW_BEFORE,
+            resync_period: Duration::from_secs(60),
+            manage_configurations: true,
+            deletion_protection: true,
+            readiness_gate_for_all_pods: false,
+        }
+    }
+}
+
+impl WebhookConfig {
+    /// Out-of-cluster defaults: listen on `bind` and register `https://<bind ip>:<bound port>`
+    /// (an unspecified bind address registers `127.0.0.1`).
+    pub fn local(bind: SocketAddr) -> Self {
+        let host = if bind.ip().is_unspecified() { "127.0.0.1".to_string() } else { bind.ip().to_string() };
+        Self { bind, endpoint: WebhookEndpoint::Url { host, port: None }, ..Self::default() }
+    }
+}

@@ -1,0 +1,460 @@
+//! The configuration controller's desired state and its application: the
+//! `kruise-mutating-webhook-configuration` and `kruise-validating-webhook-configuration` objects
+//! (only the webhooks this build serves, with upstream's names, rules and policies from
+//! `config/webhook/manifests.yaml` and `patch_manifests.yaml`), and the conversion webhook of
+//! every Kruise CRD whose strategy is `Webhook` (upstream `pkg/webhook/util/configuration` and
+//! `pkg/webhook/util/crd`).
+//!
+//! What the objects should say is built by pure functions; [`ensure_webhook_configurations`]
+//! and [`ensure_crd_conversions`] compare it with what is stored and write only on drift. The
+//! comparison treats fields the API server fills in (defaults such as `matchPolicy` or
+//! `timeoutSeconds`) as matching, so a stable cluster is never written to.
+
+use k8s_openapi::{
+    ByteString,
+    api::admissionregistration::v1::{
+        MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ServiceReference,
+        ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
+    },
+    apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement, ObjectMeta},
+};
+use kruise_crds::{
+    crd::CONVERSION_PATH,
+    resource::{APPS_GROUP, POLICY_GROUP},
+};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+use super::{
+    CLONESET_MUTATING_PATH, CLONESET_VALIDATING_PATH, MUTATING_CONFIGURATION_NAME, POD_MUTATING_PATH,
+    VALIDATING_CONFIGURATION_NAME, conversion::converts,
+};
+use crate::ControllerError;
+
+/// Field manager of the controller's writes.
+const FIELD_MANAGER: &str = "kruise-webhook-controller";
+
+/// How the API server reaches this webhook server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClientTarget {
+    /// Through a Service (in a cluster): `service.{namespace,name,port}` plus the path.
+    Service {
+        /// Namespace of the Service.
+        namespace: String,
+        /// Name of the Service.
+        name: String,
+        /// Service port (upstream: 443).
+        port: i32,
+    },
+    /// Directly at a URL base such as `https://127.0.0.1:9876` (out-of-cluster managers and the
+    /// embedded control plane); the path is appended.
+    Url(String),
+}
+
+/// One admission webhook this build serves.
+struct WebhookSpec {
+    name: &'static str,
+    path: &'static str,
+    group: &'static str,
+    versions: &'static [&'static str],
+    operations: &'static [&'static str],
+    resource: &'static str,
+    /// Exempt namespaces labelled `control-plane` (upstream's pod webhooks).
+    exempt_control_plane: bool,
+}
+
+const MUTATING: &[WebhookSpec] = &[
+    WebhookSpec {
+        name: "mpod.kb.io",
+        path: POD_MUTATING_PATH,
+        group: "",
+        versions: &["v1"],
+        operations: &["CREATE"],
+        resource: "pods",
+        exempt_control_plane: true,
+    },
+    WebhookSpec {
+        name: "mcloneset.kb.io",
+        path: CLONESET_MUTATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "clonesets",
+        exempt_control_plane: false,
+    },
+];
+
+const VALIDATING: &[WebhookSpec] = &[WebhookSpec {
+    name: "vcloneset.kb.io",
+    path: CLONESET_VALIDATING_PATH,
+    group: APPS_GROUP,
+    versions: &["v1alpha1", "v1beta1"],
+    operations: &["CREATE", "UPDATE", "DELETE"],
+    resource: "clonesets",
+    exempt_control_plane: false,
+}];
+
+/// The admission `clientConfig` for `path`.
+pub fn admission_client_config(
+    target: &ClientTarget,
+    path: &str,
+    ca_bundle: &ByteString,
+) -> WebhookClientConfig {
+    match target {
+        ClientTarget::Service { namespace, name, port } => WebhookClientConfig {
+            ca_bundle: Some(ca_bundle.clone()),
+            service: Some(ServiceReference {
+                namespace: namespace.clone(),
+                name: name.clone(),
+                path: Some(path.to_string()),
+                port: Some(*port),
+            }),
+            url: None,
+        },
+        ClientTarget::Url(base) => WebhookClientConfig {
+            ca_bundle: Some(ca_bundle.clone()),
+            service: None,
+            url: Some(format!("{}{path}", base.trim_end_matches('/'))),
+        },
+    }
+}
+
+fn rules(spec: &WebhookSpec) -> Option<Vec<RuleWithOperations>> {
+    let strings = |items: &[&str]| Some(items.iter().map(|item| item.to_string()).collect());
+    Some(vec![RuleWithOperations {
+        api_groups: strings(&[spec.group]),
+        api_versions: strings(spec.versions),
+        operations: strings(spec.operations),
+        resources: strings(&[spec.resource]),
+        scope: None,
+    }])
+}
+
+fn namespace_selector(spec: &WebhookSpec) -> Option<LabelSelector> {
+    spec.exempt_control_plane.then(|| LabelSelector {
+        match_expressions: Some(vec![LabelSelectorRequirement {
+            key: "control-plane".into(),
+            operator: "DoesNotExist".into(),
+            values: None,
+        }]),
+        match_labels: None,
+    })
+}
+
+fn review_versions() -> Vec<String> {
+    vec!["v1".into(), "v1beta1".into()]
+}
+
+fn metadata(name: &str) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name.to_string()),
+        labels: Some([("app.kubernetes.io/managed-by".to_string(), "kruise-webhook".to_string())].into()),
+        ..Default::default()
+    }
+}
+
+/// `kruise-mutating-webhook-configuration` as it should be.
+pub fn desired_mutating(target: &ClientTarget, ca_bundle: &ByteString) -> MutatingWebhookConfiguration {
+    MutatingWebhookConfiguration {
+        metadata: metadata(MUTATING_CONFIGURATION_NAME),
+        webhooks: Some(
+            MUTATING
+                .iter()
+                .map(|spec| MutatingWebhook {
+                    admission_review_versions: review_versions(),
+                    client_config: admission_client_config(target, spec.path, ca_bundle),
+                    failure_policy: Some("Fail".into()),
+                    name: spec.name.into(),
+                    namespace_selector: namespace_selector(spec),
+                    rules: rules(spec),
+                    side_effects: "None".into(),
+                    ..Default::default()
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// `kruise-validating-webhook-configuration` as it should be.
+pub fn desired_validating(target: &ClientTarget, ca_bundle: &ByteString) -> ValidatingWebhookConfiguration {
+    ValidatingWebhookConfiguration {
+        metadata: metadata(VALIDATING_CONFIGURATION_NAME),
+        webhooks: Some(
+            VALIDATING
+                .iter()
+                .map(|spec| ValidatingWebhook {
+                    admission_review_versions: review_versions(),
+                    client_config: admission_client_config(target, spec.path, ca_bundle),
+                    failure_policy: Some("Fail".into()),
+                    name: spec.name.into(),
+                    namespace_selector: namespace_selector(spec),
+                    rules: rules(spec),
+                    side_effects: "None".into(),
+                    ..Default::default()
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// The `spec.conversion` a converted Kruise CRD should have (as JSON: a merge patch body that
+/// also clears the other way of reaching the server).
+pub fn desired_conversion(target: &ClientTarget, ca_bundle: &ByteString) -> Value {
+    let ca = serde_json::to_value(ca_bundle).unwrap_or(Value::Null);
+    let client_config = match target {
+        ClientTarget::Service { namespace, name, port } => json!({
+            "caBundle": ca,
+            "service": {"namespace": namespace, "name": name, "path": CONVERSION_PATH, "port": port},
+            "url": null,
+        }),
+        ClientTarget::Url(base) => json!({
+            "caBundle": ca,
+            "url": format!("{}{CONVERSION_PATH}", base.trim_end_matches('/')),
+            "service": null,
+        }),
+    };
+    json!({
+        "strategy": "Webhook",
+        "webhook": {"clientConfig": client_config, "conversionReviewVersions": ["v1", "v1beta1"]},
+    })
+}
+
+/// Whether `stored` says at least what `desired` says: every member of a desired object is
+/// present and matches (extra stored members, such as server-filled defaults, are fine),
+/// arrays match element by element with equal lengths, and a desired `null` means "absent".
+pub fn contains(stored: &Value, desired: &Value) -> bool {
+    match (stored, desired) {
+        (Value::Object(stored), Value::Object(desired)) => {
+            desired.iter().all(|(key, want)| match stored.get(key) {
+                Some(have) => contains(have, want),
+                None => want.is_null(),
+            })
+        }
+        (Value::Array(stored), Value::Array(desired)) => {
+            stored.len() == desired.len()
+                && stored.iter().zip(desired).all(|(have, want)| contains(have, want))
+        }
+        (stored, desired) => stored == desired,
+    }
+}
+
+/// Whether a CRD is one whose conversion this server should own: a Kruise group, strategy
+/// `Webhook`, and a kind `/convert` handles.
+pub fn manages_conversion(crd: &CustomResourceDefinition) -> bool {
+    let spec = &crd.spec;
+    (spec.group == APPS_GROUP || spec.group == POLICY_GROUP)
+        && !spec.versions.is_empty()
+        && spec.conversion.as_ref().is_some_and(|conversion| conversion.strategy == "Webhook")
+        && converts(&spec.group, &spec.names.kind)
+}
+
+/// What one ensure pass wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// Webhook configurations created or patched.
+    pub configurations: Vec<String>,
+    /// CRDs whose conversion was patched.
+    pub crds: Vec<String>,
+}
+
+/// Creates both webhook configurations or patches their `webhooks` when they drifted.
+pub async fn ensure_webhook_configurations(
+    client: &kube::Client,
+    target: &ClientTarget,
+    ca_bundle: &ByteString,
+) -> Result<Vec<String>, ControllerError> {
+    let mut written = Vec::new();
+    let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    if ensure_one(&mutating, &desired_mutating(target, ca_bundle)).await? {
+        written.push(MUTATING_CONFIGURATION_NAME.to_string());
+    }
+    let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    if ensure_one(&validating, &desired_validating(target, ca_bundle)).await? {
+        written.push(VALIDATING_CONFIGURATION_NAME.to_string());
+    }
+    Ok(written)
+}
+
+/// Creates `desired` or merge-patches its `webhooks` list when the stored one differs; true
+/// when it wrote.
+async fn ensure_one<K>(api: &Api<K>, desired: &K) -> Result<bool, ControllerError>
+where
+    K: kube::Resource + Clone + serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let name = desired.meta().name.clone().unwrap_or_default();
+    let desired_value = serde_json::to_value(desired)?;
+    let desired_webhooks = desired_value.get("webhooks").cloned().unwrap_or(Value::Array(Vec::new()));
+    match api.get_opt(&name).await? {
+        None => match api
+            .create(&PostParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() }, desired)
+            .await
+        {
+            Ok(_) => {
+                tracing::info!(configuration = %name, "created the webhook configuration");
+                Ok(true)
+            }
+            // Another replica created it meanwhile; the next pass compares.
+            Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+            Err(error) => Err(error.into()),
+        },
+        Some(stored) => {
+            let stored_value = serde_json::to_value(&stored)?;
+            let stored_webhooks = stored_value.get("webhooks").cloned().unwrap_or(Value::Array(Vec::new()));
+            if contains(&stored_webhooks, &desired_webhooks) {
+                return Ok(false);
+            }
+            let patch = json!({"metadata": {"labels": desired_value.pointer("/metadata/labels")}, "webhooks": desired_webhooks});
+            api.patch(
+                &name,
+                &PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() },
+                &Patch::Merge(&patch),
+            )
+            .await?;
+            tracing::info!(configuration = %name, "patched the webhook configuration (caBundle, clientConfig or rules drifted)");
+            Ok(true)
+        }
+    }
+}
+
+/// Points the conversion webhook of every managed Kruise CRD at this server; returns the CRDs
+/// patched.
+pub async fn ensure_crd_conversions(
+    client: &kube::Client,
+    target: &ClientTarget,
+    ca_bundle: &ByteString,
+) -> Result<Vec<String>, ControllerError> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let desired = desired_conversion(target, ca_bundle);
+    let mut written = Vec::new();
+    for crd in api.list(&ListParams::default()).await?.items {
+        if !manages_conversion(&crd) {
+            continue;
+        }
+        let stored = serde_json::to_value(&crd.spec.conversion)?;
+        if contains(&stored, &desired) {
+            continue;
+        }
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let patch = json!({"spec": {"conversion": desired}});
+        api.patch(
+            &name,
+            &PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() },
+            &Patch::Merge(&patch),
+        )
+        .await?;
+        tracing::info!(crd = %name, "pointed the CRD's conversion webhook at this server");
+        written.push(name);
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
+
+    use super::*;
+
+    fn ca() -> ByteString {
+        ByteString(b"-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\n".to_vec())
+    }
+
+    #[test]
+    fn configurations_hold_the_served_webhooks_only() {
+        let target = ClientTarget::Service {
+            namespace: "kruise-system".into(),
+            name: "kruise-webhook-service".into(),
+            port: 443,
+        };
+        let mutating = serde_json::to_value(desired_mutating(&target, &ca())).unwrap();
+        assert_eq!(mutating["metadata"]["name"], "kruise-mutating-webhook-configuration");
+        let names: Vec<&str> =
+            mutating["webhooks"].as_array().unwrap().iter().map(|w| w["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["mpod.kb.io", "mcloneset.kb.io"]);
+        let pod = &mutating["webhooks"][0];
+        assert_eq!(
+            pod["rules"],
+            json!([{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}])
+        );
+        assert_eq!(
+            pod["namespaceSelector"],
+            json!({"matchExpressions": [{"key": "control-plane", "operator": "DoesNotExist"}]})
+        );
+        assert_eq!(pod["failurePolicy"], "Fail");
+        assert_eq!(pod["sideEffects"], "None");
+        assert_eq!(pod["admissionReviewVersions"], json!(["v1", "v1beta1"]));
+        assert_eq!(
+            pod["clientConfig"]["service"],
+            json!({"namespace": "kruise-system", "name": "kruise-webhook-service", "path": "/mutate-pod", "port": 443})
+        );
+        assert!(pod["clientConfig"]["caBundle"].is_string());
+
+        let validating = serde_json::to_value(desired_validating(
+            &ClientTarget::Url("https://127.0.0.1:9876/".into()),
+            &ca(),
+        ))
+        .unwrap();
+        let cloneset = &validating["webhooks"][0];
+        assert_eq!(cloneset["name"], "vcloneset.kb.io");
+        assert_eq!(cloneset["rules"][0]["operations"], json!(["CREATE", "UPDATE", "DELETE"]));
+        assert_eq!(cloneset["rules"][0]["apiVersions"], json!(["v1alpha1", "v1beta1"]));
+        assert_eq!(
+            cloneset["clientConfig"]["url"],
+            "https://127.0.0.1:9876/validate-apps-kruise-io-cloneset"
+        );
+        assert!(cloneset.get("namespaceSelector").is_none());
+    }
+
+    #[test]
+    fn containment_table() {
+        let cases = [
+            (json!({"a": 1, "b": 2}), json!({"a": 1}), true),
+            (json!({"a": 1}), json!({"a": 2}), false),
+            (json!({"a": 1}), json!({"a": 1, "b": null}), true),
+            (json!({"a": 1, "b": 3}), json!({"a": 1, "b": null}), false),
+            (json!({"a": [{"x": 1, "default": true}]}), json!({"a": [{"x": 1}]}), true),
+            (json!({"a": [{"x": 1}, {"x": 2}]}), json!({"a": [{"x": 1}]}), false),
+            (json!({}), json!({"a": {}}), false),
+            (json!("s"), json!("s"), true),
+        ];
+        for (stored, desired, expected) in cases {
+            assert_eq!(contains(&stored, &desired), expected, "{stored} ⊇ {desired}");
+        }
+    }
+
+    #[test]
+    fn conversion_targets_replace_each_other() {
+        let url = desired_conversion(&ClientTarget::Url("https://127.0.0.1:1".into()), &ca());
+        assert_eq!(url["webhook"]["clientConfig"]["url"], "https://127.0.0.1:1/convert");
+        assert!(url["webhook"]["clientConfig"]["service"].is_null());
+        let stored_service = json!({"strategy": "Webhook", "webhook": {"clientConfig": {"service": {"name": "s", "namespace": "n"}}, "conversionReviewVersions": ["v1", "v1beta1"]}});
+        assert!(!contains(&stored_service, &url));
+        let mut stored_url = url.clone();
+        stored_url["webhook"]["clientConfig"].as_object_mut().unwrap().remove("service");
+        assert!(contains(&stored_url, &url));
+        let service = desired_conversion(
+            &ClientTarget::Service { namespace: "n".into(), name: "s".into(), port: 443 },
+            &ca(),
+        );
+        assert_eq!(service["webhook"]["clientConfig"]["service"]["path"], "/convert");
+        assert!(!contains(&stored_url, &service));
+    }
+
+    #[test]
+    fn only_kruise_webhook_crds_with_a_converter_are_managed() {
+        let crds = kruise_crds::crd::all_crds().unwrap();
+        let managed: Vec<String> = crds
+            .iter()
+            .filter(|crd| manages_conversion(crd))
+            .map(|crd| crd.spec.names.kind.clone())
+            .collect();
+        assert!(managed.contains(&"CloneSet".to_string()), "{managed:?}");
+        for crd in &crds {
+            let webhook = crd.spec.conversion.as_ref().is_some_and(|c| c.strategy == "Webhook");
+            assert_eq!(manages_conversion(crd), webhook, "{}", crd.spec.names.kind);
+        }
+        let mut foreign = crds[0].clone();
+        foreign.spec.group = "example.com".into();
+        assert!(!manages_conversion(&foreign));
+    }
+}

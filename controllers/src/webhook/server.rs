@@ -1,0 +1,559 @@
+//! The HTTPS server and its background sync: certificates from the Secret (hot-swapped into
+//! the TLS acceptor when they change), then the webhook configurations and CRD conversions,
+//! repeated every resync period so that drift (another writer, a renewed certificate, a
+//! re-applied CRD) is repaired.
+
+use std::{
+    collections::BTreeMap,
+    fmt,
+    net::{IpAddr, SocketAddr},
+    sync::Arc,
+    time::Duration,
+};
+
+use axum::{Json, Router, body::Bytes, extract::State, routing::post};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::Api;
+use parking_lot::RwLock;
+use rustls::{
+    ServerConfig,
+    server::{ClientHello, ResolvesServerCert},
+    sign::CertifiedKey,
+};
+use serde_json::Value;
+use tokio::{
+    net::TcpListener,
+    sync::{Notify, watch},
+    task::JoinHandle,
+};
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    CLONESET_MUTATING_PATH, CLONESET_VALIDATING_PATH, CONVERSION_PATH, POD_MUTATING_PATH, WebhookConfig,
+    WebhookEndpoint,
+    admission::{into_review, parse_review},
+    certs::{self, CertArtifacts, CertSecretSpec, ServingNames},
+    cloneset::{self, PodLookup, ValidationOptions},
+    configuration::{self, ClientTarget},
+    conversion,
+    pod::{self, PodMutationOptions},
+};
+use crate::ControllerError;
+
+/// Largest request body accepted (an AdmissionReview carries the object and the old object).
+const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+/// How long a TLS handshake may take before the connection is dropped.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// First retry delay after a failed sync (doubling up to the resync period).
+const FIRST_RETRY: Duration = Duration::from_millis(500);
+/// After a watched object changed, wait this long for more changes before syncing.
+const DEBOUNCE: Duration = Duration::from_millis(200);
+
+/// Where the server stands; see [`WebhookReadiness`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadinessState {
+    /// A valid serving certificate from the Secret is loaded: TLS handshakes succeed.
+    pub cert_loaded: bool,
+    /// The webhook configurations and CRD conversions have been applied at least once (or
+    /// their management is off).
+    pub configured: bool,
+    /// The last sync error, cleared by the next successful sync.
+    pub last_error: Option<String>,
+}
+
+/// A cloneable view of the server's readiness, for the manager's `/readyz` (upstream waits
+/// for the webhook controller's first successful sync).
+#[derive(Clone)]
+pub struct WebhookReadiness(watch::Receiver<ReadinessState>);
+
+impl fmt::Debug for WebhookReadiness {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("WebhookReadiness").field(&*self.0.borrow()).finish()
+    }
+}
+
+impl WebhookReadiness {
+    /// The current state.
+    pub fn state(&self) -> ReadinessState {
+        self.0.borrow().clone()
+    }
+
+    /// Certificate loaded and configurations applied.
+    pub fn is_ready(&self) -> bool {
+        let state = self.0.borrow();
+        state.cert_loaded && state.configured
+    }
+
+    /// Waits until [`is_ready`](Self::is_ready), failing after `timeout` with the last sync
+    /// error (upstream's `--webhook-initialize-timeout`).
+    pub async fn wait_ready(&self, timeout: Duration) -> Result<(), ControllerError> {
+        let mut receiver = self.0.clone();
+        let waited =
+            tokio::time::timeout(timeout, receiver.wait_for(|state| state.cert_loaded && state.configured))
+                .await;
+        match waited {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(_)) => {
+                Err(ControllerError::Invalid("the webhook server stopped before it was ready".into()))
+            }
+            Err(_) => Err(ControllerError::Invalid(format!(
+                "the webhook server was not ready within {timeout:?}: {}",
+                self.state().last_error.unwrap_or_else(|| "no sync finished yet".into())
+            ))),
+        }
+    }
+}
+
+/// The certificate the TLS acceptor serves; replaced when the Secret changes.
+#[derive(Debug, Default)]
+struct CertSlot(RwLock<Option<Arc<CertifiedKey>>>);
+
+impl ResolvesServerCert for CertSlot {
+    fn resolve(&self, _client_hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        self.0.read().clone()
+    }
+}
+
+/// What the request handlers share.
+#[derive(Clone)]
+struct HandlerState {
+    client: kube::Client,
+    validation: ValidationOptions,
+    pods: PodMutationOptions,
+}
+
+/// The routes: the three admission webhooks and `/convert`.
+fn router(state: HandlerState) -> Router {
+    Router::new()
+        .route(CLONESET_MUTATING_PATH, post(mutate_cloneset))
+        .route(CLONESET_VALIDATING_PATH, post(validate_cloneset))
+        .route(POD_MUTATING_PATH, post(mutate_pod))
+        .route(CONVERSION_PATH, post(convert))
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
+async fn mutate_cloneset(body: Bytes) -> Json<Value> {
+    Json(match parse_review(&body) {
+        Ok(request) => into_review(cloneset::mutate(&request)),
+        Err(response) => into_review(*response),
+    })
+}
+
+async fn validate_cloneset(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
+    let request = match parse_review(&body) {
+        Ok(request) => request,
+        Err(response) => return Json(into_review(*response)),
+    };
+    let names = cloneset::pods_to_look_up(&request);
+    let mut lookups = BTreeMap::new();
+    if !names.is_empty() {
+        let namespace = request.namespace.clone().unwrap_or_default();
+        let api: Api<Pod> = Api::namespaced(state.client.clone(), &namespace);
+        for name in names {
+            let lookup = match api.get(&name).await {
+                Ok(pod) => PodLookup::Found {
+                    terminating: pod.metadata.deletion_timestamp.is_some(),
+                    controller_uid: pod
+                        .metadata
+                        .owner_references
+                        .unwrap_or_default()
+                        .into_iter()
+                        .find(|owner| owner.controller == Some(true))
+                        .map(|owner| owner.uid),
+                },
+                Err(kube::Error::Api(status)) => PodLookup::Failed(status.message),
+                Err(error) => PodLookup::Failed(error.to_string()),
+            };
+            lookups.insert(name, lookup);
+        }
+    }
+    Json(into_review(cloneset::validate(&request, &lookups, state.validation)))
+}
+
+async fn mutate_pod(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
+    Json(match parse_review(&body) {
+        Ok(request) => into_review(pod::mutate(&request, state.pods)),
+        Err(response) => into_review(*response),
+    })
+}
+
+async fn convert(body: Bytes) -> Json<Value> {
+    Json(conversion::handle(&body))
+}
+
+/// A running webhook server (HTTPS listener plus the certificate and configuration sync).
+pub struct WebhookServer {
+    local_addr: SocketAddr,
+    readiness: WebhookReadiness,
+    cancel: CancellationToken,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl fmt::Debug for WebhookServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WebhookServer").field("local_addr", &self.local_addr).finish_non_exhaustive()
+    }
+}
+
+impl WebhookServer {
+    /// Binds `config.bind` and starts serving and syncing in the background. Returns once the
+    /// listener is bound; TLS handshakes succeed once the certificate is loaded (watch
+    /// [`readiness`](Self::readiness)). Fails only when the address cannot be bound.
+    pub async fn start(client: kube::Client, config: WebhookConfig) -> Result<Self, ControllerError> {
+        let listener = TcpListener::bind(config.bind).await.map_err(|source| ControllerError::Io {
+            what: format!("binding the webhook server to {}", config.bind),
+            source,
+        })?;
+        let local_addr = listener.local_addr().map_err(|source| ControllerError::Io {
+            what: "reading the webhook server's address".into(),
+            source,
+        })?;
+        let (target, url_host) = client_target(&config, local_addr);
+        let mut extra_hosts = config.extra_hosts.clone();
+        extra_hosts.extend(url_host);
+        let names = ServingNames::for_service(
+            &config.service_name,
+            &config.namespace,
+            &extra_hosts,
+            &config.extra_ips,
+        );
+        let cert_spec = CertSecretSpec {
+            namespace: config.namespace.clone(),
+            name: config.secret_name.clone(),
+            names,
+            renew_before: config.renew_before,
+        };
+
+        let slot = Arc::new(CertSlot::default());
+        let tls = tls_config(slot.clone())?;
+        let (state_tx, state_rx) = watch::channel(ReadinessState::default());
+        let cancel = CancellationToken::new();
+        let handlers = HandlerState {
+            client: client.clone(),
+            validation: ValidationOptions { deletion_protection: config.deletion_protection },
+            pods: PodMutationOptions { readiness_gate_for_all_pods: config.readiness_gate_for_all_pods },
+        };
+        tracing::info!(address = %local_addr, ?target, "webhook server listening");
+        let serve = tokio::spawn(serve(listener, router(handlers), tls, cancel.clone()));
+        let changed = Arc::new(Notify::new());
+        let watch = tokio::spawn(watch_changes(
+            client.clone(),
+            config.namespace.clone(),
+            config.secret_name.clone(),
+            config.manage_configurations,
+            changed.clone(),
+            cancel.clone(),
+        ));
+        let sync = tokio::spawn(
+            Syncer {
+                client,
+                cert_spec,
+                target,
+                manage_configurations: config.manage_configurations,
+                resync: config.resync_period.max(Duration::from_millis(100)),
+                slot,
+                state: state_tx,
+                loaded: None,
+                changed,
+            }
+            .run(cancel.clone()),
+        );
+        Ok(Self {
+            local_addr,
+            readiness: WebhookReadiness(state_rx),
+            cancel,
+            tasks: vec![serve, watch, sync],
+        })
+    }
+
+    /// The address actually bound (the port when `bind` asked for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The readiness signal.
+    pub fn readiness(&self) -> WebhookReadiness {
+        self.readiness.clone()
+    }
+
+    /// Stops accepting, closes open connections and ends the sync.
+    pub async fn shutdown(self) {
+        self.cancel.cancel();
+        for task in self.tasks {
+            let _ = task.await;
+        }
+    }
+}
+
+/// How the API server is to reach us, and the URL host the certificate must then name.
+fn client_target(config: &WebhookConfig, bound: SocketAddr) -> (ClientTarget, Option<String>) {
+    match &config.endpoint {
+        WebhookEndpoint::Service => (
+            ClientTarget::Service {
+                namespace: config.namespace.clone(),
+                name: config.service_name.clone(),
+                port: 443,
+            },
+            None,
+        ),
+        WebhookEndpoint::Url { host, port } => {
+            let port = port.unwrap_or(bound.port());
+            let bare = host.trim_start_matches('[').trim_end_matches(']').to_string();
+            let authority = match bare.parse::<IpAddr>() {
+                Ok(IpAddr::V6(_)) => format!("[{bare}]:{port}"),
+                _ => format!("{bare}:{port}"),
+            };
+            (ClientTarget::Url(format!("https://{authority}")), Some(bare))
+        }
+    }
+}
+
+fn tls_config(slot: Arc<CertSlot>) -> Result<Arc<ServerConfig>, ControllerError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        .map_err(|error| ControllerError::Tls(error.to_string()))?
+        .with_no_client_auth()
+        .with_cert_resolver(slot);
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// Accepts TLS connections and serves `router` on each until `cancel`.
+async fn serve(listener: TcpListener, router: Router, tls: Arc<ServerConfig>, cancel: CancellationToken) {
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+    loop {
+        let accepted = tokio::select! {
+            () = cancel.cancelled() => return,
+            accepted = listener.accept() => accepted,
+        };
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(error) => {
+                tracing::warn!(%error, "accepting a webhook connection failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let acceptor = acceptor.clone();
+        let router = router.clone();
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            let stream = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+                Ok(Ok(stream)) => stream,
+                Ok(Err(error)) => {
+                    tracing::debug!(%peer, %error, "webhook TLS handshake failed");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(%peer, "webhook TLS handshake timed out");
+                    return;
+                }
+            };
+            let service =
+                hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                    let router = router.clone();
+                    async move {
+                        use tower::ServiceExt;
+                        router.oneshot(request.map(axum::body::Body::new)).await
+                    }
+                });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let builder = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+            let connection = builder.serve_connection(io, service);
+            tokio::select! {
+                result = connection => {
+                    if let Err(error) = result {
+                        tracing::debug!(%peer, %error, "webhook connection ended with an error");
+                    }
+                }
+                () = cancel.cancelled() => {}
+            }
+        });
+    }
+}
+
+/// The background sync of certificates and configurations.
+struct Syncer {
+    client: kube::Client,
+    cert_spec: CertSecretSpec,
+    target: ClientTarget,
+    manage_configurations: bool,
+    resync: Duration,
+    slot: Arc<CertSlot>,
+    state: watch::Sender<ReadinessState>,
+    /// The artifacts currently served.
+    loaded: Option<CertArtifacts>,
+    /// Poked when a watched object changed: sync now rather than at the next period.
+    changed: Arc<Notify>,
+}
+
+impl Syncer {
+    async fn run(mut self, cancel: CancellationToken) {
+        let mut retry = FIRST_RETRY;
+        loop {
+            let delay = match self.sync_once().await {
+                Ok(()) => {
+                    retry = FIRST_RETRY;
+                    self.state.send_modify(|state| state.last_error = None);
+                    self.resync
+                }
+                Err(error) => {
+                    tracing::warn!(%error, retry_in = ?retry, "webhook sync failed");
+                    self.state.send_modify(|state| state.last_error = Some(error.to_string()));
+                    let delay = retry;
+                    retry = (retry * 2).min(self.resync);
+                    delay
+                }
+            };
+            tokio::select! {
+                () = cancel.cancelled() => return,
+                () = tokio::time::sleep(delay) => {}
+                () = self.changed.notified() => {
+                    tokio::time::sleep(DEBOUNCE).await;
+                }
+            }
+        }
+    }
+
+    async fn sync_once(&mut self) -> Result<(), ControllerError> {
+        let artifacts = match certs::ensure_secret(&self.client, &self.cert_spec).await {
+            Err(ControllerError::Kube(kube::Error::Api(status))) if status.code == 404 => {
+                // The namespace itself is missing (a fresh cluster or the embedded control
+                // plane): create it, then try again.
+                certs::ensure_namespace(&self.client, &self.cert_spec.namespace).await?;
+                certs::ensure_secret(&self.client, &self.cert_spec).await?
+            }
+            other => other?,
+        };
+        if self.loaded.as_ref() != Some(&artifacts) {
+            let key = certs::certified_key(&artifacts)?;
+            *self.slot.0.write() = Some(key);
+            tracing::info!(secret = %self.cert_spec.name, "loaded the webhook serving certificate");
+            self.loaded = Some(artifacts.clone());
+            self.state.send_modify(|state| state.cert_loaded = true);
+        }
+        if self.manage_configurations {
+            let ca_bundle = certs::ca_bundle(&artifacts);
+            let configurations =
+                configuration::ensure_webhook_configurations(&self.client, &self.target, &ca_bundle).await?;
+            let crds = configuration::ensure_crd_conversions(&self.client, &self.target, &ca_bundle).await?;
+            if !configurations.is_empty() || !crds.is_empty() {
+                tracing::info!(?configurations, crds = crds.len(), "webhook configuration applied");
+            }
+        }
+        self.state.send_modify(|state| state.configured = true);
+        Ok(())
+    }
+}
+
+/// Watches what the sync maintains (the Secret, both webhook configurations, the CRDs) and
+/// pokes `changed` on every event, so that a new CRD, an edited configuration or a certificate
+/// renewed by another replica is handled within moments (upstream's webhook controller is
+/// informer-driven too). The periodic resync still covers a watch that cannot be established.
+async fn watch_changes(
+    client: kube::Client,
+    namespace: String,
+    secret_name: String,
+    manage_configurations: bool,
+    changed: Arc<Notify>,
+    cancel: CancellationToken,
+) {
+    use futures::{StreamExt, stream::BoxStream};
+    use k8s_openapi::{
+        api::{
+            admissionregistration::v1::{MutatingWebhookConfiguration, ValidatingWebhookConfiguration},
+            core::v1::Secret,
+        },
+        apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    };
+    use kube::runtime::{WatchStreamExt, watcher};
+
+    fn named(name: &str) -> watcher::Config {
+        watcher::Config::default().fields(&format!("metadata.name={name}"))
+    }
+    fn events<K>(api: Api<K>, config: watcher::Config) -> BoxStream<'static, ()>
+    where
+        K: kube::Resource + Clone + serde::de::DeserializeOwned + fmt::Debug + Send + 'static,
+    {
+        watcher(api, config)
+            .default_backoff()
+            .filter_map(|event| async move {
+                match event {
+                    Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_) | watcher::Event::InitDone) => {
+                        Some(())
+                    }
+                    Ok(_) => None,
+                    Err(error) => {
+                        tracing::debug!(%error, "webhook watch interrupted");
+                        None
+                    }
+                }
+            })
+            .boxed()
+    }
+
+    let mut streams =
+        vec![events(Api::<Secret>::namespaced(client.clone(), &namespace), named(&secret_name))];
+    if manage_configurations {
+        streams.push(events(
+            Api::<MutatingWebhookConfiguration>::all(client.clone()),
+            named(super::MUTATING_CONFIGURATION_NAME),
+        ));
+        streams.push(events(
+            Api::<ValidatingWebhookConfiguration>::all(client.clone()),
+            named(super::VALIDATING_CONFIGURATION_NAME),
+        ));
+        streams.push(events(Api::<CustomResourceDefinition>::all(client), watcher::Config::default()));
+    }
+    let mut merged = futures::stream::select_all(streams);
+    loop {
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            next = merged.next() => match next {
+                Some(()) => changed.notify_one(),
+                None => return,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
+
+    use super::*;
+
+    #[test]
+    fn client_targets_table() {
+        let bound: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+        let mut config = WebhookConfig::default();
+        assert_eq!(
+            client_target(&config, bound),
+            (
+                ClientTarget::Service {
+                    namespace: "kruise-system".into(),
+                    name: "kruise-webhook-service".into(),
+                    port: 443
+                },
+                None
+            )
+        );
+        let cases = [
+            ("127.0.0.1", None, "https://127.0.0.1:40000", "127.0.0.1"),
+            ("127.0.0.1", Some(9876), "https://127.0.0.1:9876", "127.0.0.1"),
+            ("::1", None, "https://[::1]:40000", "::1"),
+            ("[::1]", None, "https://[::1]:40000", "::1"),
+            ("webhook.example.com", None, "https://webhook.example.com:40000", "webhook.example.com"),
+        ];
+        for (host, port, url, named) in cases {
+            config.endpoint = WebhookEndpoint::Url { host: host.into(), port };
+            assert_eq!(
+                client_target(&config, bound),
+                (ClientTarget::Url(url.into()), Some(named.into())),
+                "{host}"
+            );
+        }
+    }
+}
