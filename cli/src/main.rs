@@ -25,6 +25,8 @@ enum Command {
     Validate(commands::validate::ValidateArgs),
     /// Run only the embedded Kubernetes-compatible API server.
     Apiserver(commands::apiserver::ApiserverArgs),
+    /// Run the Kruise controllers and webhook server against a cluster.
+    Manager(commands::manager::ManagerArgs),
     /// Run simulated nodes (kubelet + CRI each, optionally the scheduler) against an API server.
     Nodes(commands::nodes::NodesArgs),
 }
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
         Command::Apiserver(args) => commands::apiserver::run(&args),
         Command::Up(args) => commands::up::run(&args),
         Command::Nodes(args) => commands::nodes::run(&args),
+        Command::Manager(args) => commands::manager::run(&args),
     };
     match result {
         Ok(code) => code,

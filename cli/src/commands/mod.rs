@@ -2,6 +2,7 @@
 
 pub mod apiserver;
 pub mod crds;
+pub mod manager;
 pub mod nodes;
 pub mod up;
 pub mod validate;

@@ -13,6 +13,7 @@ use std::{
 use anyhow::Context;
 use clap::Args;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kruise_controllers::runtime::Readiness;
 use kruise_controlplane::{
     apiserver::{ApiServer, ApiServerConfig},
     nodes::{Simulation, SimulationConfig},
@@ -21,6 +22,8 @@ use kube::{
     Api, Client,
     api::{Patch, PatchParams},
 };
+
+use super::manager::{ManagerArgs, run_manager};
 use serde_json::json;
 
 /// Arguments of `kruise up`.
@@ -78,7 +81,7 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
     let kubeconfig_path = data_dir.join("kubeconfig");
     let resuming = data_dir.join("apiserver").exists();
 
-    eprintln!("[1/4] starting the API server on {}", args.apiserver_addr);
+    eprintln!("[1/5] starting the API server on {}", args.apiserver_addr);
     let server = ApiServer::start(ApiServerConfig {
         bind: args.apiserver_addr,
         data_dir: Some(data_dir.join("apiserver")),
@@ -90,10 +93,10 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
     let client = Client::try_from(kube::Config::new(server.url.parse().context("the server URL")?))
         .context("creating an API client")?;
 
-    eprintln!("[2/4] installing the Kruise CustomResourceDefinitions");
+    eprintln!("[2/5] installing the Kruise CustomResourceDefinitions");
     install_crds(&client).await?;
 
-    eprintln!("[3/4] starting {} simulated node(s) and the scheduler", args.nodes);
+    eprintln!("[3/5] starting {} simulated node(s) and the scheduler", args.nodes);
     let cri_dir = cri_dir(&data_dir);
     std::fs::create_dir_all(&cri_dir).with_context(|| format!("creating {}", cri_dir.display()))?;
     let config = SimulationConfig { nodes: args.nodes, cri_dir: Some(cri_dir.clone()), ..Default::default() };
@@ -101,10 +104,47 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
         Simulation::start(client.clone(), &config).await.context("starting the simulated nodes")?;
     wait_nodes_ready(&client, args.nodes).await;
 
-    eprintln!("[4/4] writing {}", data_dir.join("endpoints.json").display());
+    eprintln!("[4/5] starting the Kruise manager and webhook server");
+    let manager_args = ManagerArgs {
+        kubeconfig: None,
+        namespace: "kruise-system".into(),
+        health_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        webhook_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        webhook_host: Some("127.0.0.1".into()),
+        leader_elect: false,
+        leader_election_id: "kruise-manager".into(),
+        install_crds: false,
+    };
+    let (stop_manager, manager_stopped) = tokio::sync::oneshot::channel::<()>();
+    let (bound_tx, bound_rx) = tokio::sync::oneshot::channel();
+    let manager = {
+        let client = client.clone();
+        tokio::spawn(async move {
+            let shutdown = async move {
+                let _ = manager_stopped.await;
+            };
+            let result = run_manager(client, &manager_args, shutdown, move |addr, readiness| {
+                let _ = bound_tx.send((addr, readiness));
+            })
+            .await;
+            if let Err(error) = result {
+                tracing::error!(error = %format!("{error:#}"), "the manager stopped");
+            }
+        })
+    };
+    let (health_addr, readiness) = bound_rx.await.context("the manager did not start")?;
+    wait_ready(&readiness).await;
+
+    eprintln!("[5/5] writing {}", data_dir.join("endpoints.json").display());
     // The service API (REST and gRPC) is not part of this build yet: its endpoints are null
     // until it is, so tools reading the file can tell.
-    let endpoints = json!({"apiserver": server.url, "rest": null, "grpc": null, "criSockets": cri_dir});
+    let endpoints = json!({
+        "apiserver": server.url,
+        "rest": null,
+        "grpc": null,
+        "manager": format!("http://{health_addr}"),
+        "criSockets": cri_dir,
+    });
     std::fs::write(data_dir.join("endpoints.json"), serde_json::to_string_pretty(&endpoints)?)
         .context("writing endpoints.json")?;
 
@@ -129,6 +169,8 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
 
     crate::shutdown_signal().await;
     eprintln!("stopping...");
+    let _ = stop_manager.send(());
+    let _ = manager.await;
     simulation.stop().await;
     server.shutdown().await;
     Ok(ExitCode::SUCCESS)
@@ -148,6 +190,17 @@ pub(crate) async fn install_crds(client: &Client) -> anyhow::Result<()> {
             .with_context(|| format!("installing CRD {name}"))?;
     }
     Ok(())
+}
+
+/// Waits (up to 30 s) until the manager reports ready (caches synced, webhook configured).
+async fn wait_ready(readiness: &Readiness) {
+    for _ in 0..300 {
+        if readiness.failing().is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tracing::warn!(failing = ?readiness.failing(), "the manager is not ready after 30 s");
 }
 
 /// Waits (up to 30 s) until `count` nodes report Ready.

@@ -1,4 +1,9 @@
 //! The CloneSet controller.
 
+pub mod controller;
+pub mod pod_ops;
 pub mod pods;
 pub mod revision;
+pub mod sync;
+
+pub mod core;

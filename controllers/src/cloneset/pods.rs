@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, HashSet};
 
 use k8s_openapi::{
     api::core::v1::{
-        PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, Pod, PodReadinessGate, PodTemplateSpec, Volume,
+        PersistentVolumeClaim, PersistentVolumeClaimVolumeSource, Pod, PodReadinessGate, PodTemplateSpec,
+        Volume,
     },
     apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference},
     jiff::Timestamp,
@@ -53,7 +54,13 @@ pub fn revision_labels(revision: &str) -> BTreeMap<String, String> {
 }
 
 /// A new pod of `template` at `revision` with instance `id`.
-pub fn new_pod(cloneset: &CloneSet, template: &PodTemplateSpec, revision: &str, id: &str, now: Timestamp) -> Pod {
+pub fn new_pod(
+    cloneset: &CloneSet,
+    template: &PodTemplateSpec,
+    revision: &str,
+    id: &str,
+    now: Timestamp,
+) -> Pod {
     let name = cloneset.name_any();
     let template_meta = template.metadata.clone().unwrap_or_default();
     let mut labels = template_meta.labels.unwrap_or_default();
@@ -99,7 +106,8 @@ pub fn new_pod(cloneset: &CloneSet, template: &PodTemplateSpec, revision: &str, 
 /// The PVCs of instance `id` (one per claim template).
 pub fn new_pvcs(cloneset: &CloneSet, id: &str) -> Vec<PersistentVolumeClaim> {
     let name = cloneset.name_any();
-    let selector_labels = cloneset.spec.selector.as_ref().and_then(|s| s.match_labels.clone()).unwrap_or_default();
+    let selector_labels =
+        cloneset.spec.selector.as_ref().and_then(|s| s.match_labels.clone()).unwrap_or_default();
     cloneset
         .spec
         .volume_claim_templates
@@ -173,7 +181,11 @@ mod tests {
                         ..Default::default()
                     }),
                     spec: Some(PodSpec {
-                        containers: vec![Container { name: "main".into(), image: Some("nginx".into()), ..Default::default() }],
+                        containers: vec![Container {
+                            name: "main".into(),
+                            image: Some("nginx".into()),
+                            ..Default::default()
+                        }],
                         ..Default::default()
                     }),
                 },

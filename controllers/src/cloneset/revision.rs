@@ -95,7 +95,8 @@ pub fn new_revision(cloneset: &CloneSet, number: i64, collision_count: Option<i3
     let data = revision_data(&cloneset.spec.template);
     let bytes = serde_json::to_vec(&data).unwrap_or_default();
     let hash = revision_hash(&bytes, collision_count);
-    let mut labels = cloneset.spec.template.metadata.as_ref().and_then(|m| m.labels.clone()).unwrap_or_default();
+    let mut labels =
+        cloneset.spec.template.metadata.as_ref().and_then(|m| m.labels.clone()).unwrap_or_default();
     labels.insert(REVISION_HASH_LABEL.into(), hash.clone());
     let mut annotations: BTreeMap<String, String> = cloneset.metadata.annotations.clone().unwrap_or_default();
     annotations.insert(VCT_HASH_ANNOTATION.into(), vct_hash(cloneset));
@@ -171,9 +172,14 @@ pub fn plan_update_revision(
 
 /// Revisions to delete: the oldest beyond `limit`, never one named in `keep` (current and update
 /// revisions, and every revision a pod is at).
-pub fn revisions_to_truncate(revisions: &[ControllerRevision], keep: &HashSet<String>, limit: i32) -> Vec<String> {
+pub fn revisions_to_truncate(
+    revisions: &[ControllerRevision],
+    keep: &HashSet<String>,
+    limit: i32,
+) -> Vec<String> {
     let sorted = sorted(revisions.to_vec());
-    let removable: Vec<&ControllerRevision> = sorted.iter().filter(|r| !keep.contains(&r.name_any())).collect();
+    let removable: Vec<&ControllerRevision> =
+        sorted.iter().filter(|r| !keep.contains(&r.name_any())).collect();
     let excess = removable.len().saturating_sub(limit.max(0) as usize);
     removable.into_iter().take(excess).map(|r| r.name_any()).collect()
 }
@@ -192,7 +198,9 @@ pub async fn ensure_update_revision(
     match plan_update_revision(cloneset, revisions, Some(collision_count)) {
         RevisionPlan::UseLatest(name) => {
             let revision = revisions.iter().find(|r| r.name_any() == name).cloned();
-            revision.map(|r| (r, collision_count)).ok_or_else(|| ControllerError::Invalid(format!("revision {name} vanished")))
+            revision
+                .map(|r| (r, collision_count))
+                .ok_or_else(|| ControllerError::Invalid(format!("revision {name} vanished")))
         }
         RevisionPlan::Reuse { name, number } => {
             let mut revision = api.get(&name).await?;
@@ -257,7 +265,11 @@ mod tests {
                         ..Default::default()
                     }),
                     spec: Some(PodSpec {
-                        containers: vec![Container { name: "main".into(), image: Some(image.into()), ..Default::default() }],
+                        containers: vec![Container {
+                            name: "main".into(),
+                            image: Some(image.into()),
+                            ..Default::default()
+                        }],
                         ..Default::default()
                     }),
                 },
@@ -291,7 +303,10 @@ mod tests {
         assert_eq!(labels["app"], "web");
         assert!(labels.contains_key(REVISION_HASH_LABEL));
         assert!(revision.metadata.name.unwrap().starts_with("web-"));
-        assert_eq!(template_of(&new_revision(&cloneset("nginx:1"), 1, None)).unwrap(), cloneset("nginx:1").spec.template);
+        assert_eq!(
+            template_of(&new_revision(&cloneset("nginx:1"), 1, None)).unwrap(),
+            cloneset("nginx:1").spec.template
+        );
     }
 
     #[test]
@@ -299,12 +314,17 @@ mod tests {
         let v1 = new_revision(&cloneset("nginx:1"), 1, None);
         let v2 = new_revision(&cloneset("nginx:2"), 2, None);
         let history = vec![v1.clone(), v2.clone()];
-        assert_eq!(plan_update_revision(&cloneset("nginx:2"), &history, None), RevisionPlan::UseLatest(v2.name_any()));
+        assert_eq!(
+            plan_update_revision(&cloneset("nginx:2"), &history, None),
+            RevisionPlan::UseLatest(v2.name_any())
+        );
         assert_eq!(
             plan_update_revision(&cloneset("nginx:1"), &history, None),
             RevisionPlan::Reuse { name: v1.name_any(), number: 3 }
         );
-        assert!(matches!(plan_update_revision(&cloneset("nginx:3"), &history, None), RevisionPlan::Create(r) if r.revision == 3));
+        assert!(
+            matches!(plan_update_revision(&cloneset("nginx:3"), &history, None), RevisionPlan::Create(r) if r.revision == 3)
+        );
     }
 
     #[test]

@@ -60,7 +60,12 @@ impl ScaleExpectations {
 
     /// Records that `name` was asked to be created or deleted for `workload`, at `now`.
     pub fn expect(&self, workload: &str, action: ScaleAction, name: &str, now: Instant) {
-        self.pending.lock().entry(workload.to_string()).or_default().names.insert((action, name.to_string()), now);
+        self.pending
+            .lock()
+            .entry(workload.to_string())
+            .or_default()
+            .names
+            .insert((action, name.to_string()), now);
     }
 
     /// Forgets an expectation (the request failed, so nothing will be observed).
@@ -193,7 +198,8 @@ mod tests {
         let t0 = Instant::now();
         let timeout = Duration::from_secs(10);
         expectations.expect("ns/cs", ScaleAction::Create, "cs-a", t0);
-        let Satisfied::No { retry_after, .. } = expectations.satisfied("ns/cs", t0 + Duration::from_secs(4), timeout)
+        let Satisfied::No { retry_after, .. } =
+            expectations.satisfied("ns/cs", t0 + Duration::from_secs(4), timeout)
         else {
             panic!("pending")
         };

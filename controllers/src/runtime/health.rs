@@ -81,12 +81,14 @@ pub async fn serve(
     metrics_registry: Metrics,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(SocketAddr, tokio::task::JoinHandle<()>), ControllerError> {
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|source| ControllerError::Io { what: format!("binding the health endpoint {addr}"), source })?;
-    let bound = listener
-        .local_addr()
-        .map_err(|source| ControllerError::Io { what: "reading the health endpoint address".into(), source })?;
+    let listener = TcpListener::bind(addr).await.map_err(|source| ControllerError::Io {
+        what: format!("binding the health endpoint {addr}"),
+        source,
+    })?;
+    let bound = listener.local_addr().map_err(|source| ControllerError::Io {
+        what: "reading the health endpoint address".into(),
+        source,
+    })?;
     let router = Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))

@@ -67,13 +67,17 @@ pub fn decide(spec: Option<&LeaseSpec>, identity: &str, now: Timestamp) -> Lease
     }
     let duration = spec.lease_duration_seconds.unwrap_or(15).max(1);
     let renewed = spec.renew_time.as_ref().map(|t| t.0).or(spec.acquire_time.as_ref().map(|t| t.0));
-    let expired = renewed.is_none_or(|renewed| now.duration_since(renewed).as_secs_f64() > f64::from(duration));
+    let expired =
+        renewed.is_none_or(|renewed| now.duration_since(renewed).as_secs_f64() > f64::from(duration));
     if expired { LeaseDecision::Acquire } else { LeaseDecision::Follow { holder } }
 }
 
 /// One attempt: reads the lease and acquires or renews it when allowed. Ok(true) when we hold it
 /// afterwards.
-pub async fn try_acquire_or_renew(client: &Client, config: &LeaderElectionConfig) -> Result<bool, kube::Error> {
+pub async fn try_acquire_or_renew(
+    client: &Client,
+    config: &LeaderElectionConfig,
+) -> Result<bool, kube::Error> {
     let leases: Api<Lease> = Api::namespaced(client.clone(), &config.namespace);
     let now = Timestamp::now();
     let current = leases.get_opt(&config.name).await?;
@@ -143,7 +147,8 @@ pub async fn run(client: Client, config: LeaderElectionConfig, leading: watch::S
             }
             Err(error) => {
                 tracing::warn!(%error, "leader election request failed");
-                let stale = last_renewed.is_none_or(|at| at.elapsed() >= config.lease_duration - config.retry_period);
+                let stale =
+                    last_renewed.is_none_or(|at| at.elapsed() >= config.lease_duration - config.retry_period);
                 if stale && *leading.borrow() {
                     tracing::warn!(identity = %config.identity, "could not renew the lease in time; stepping down");
                     leading.send_replace(false);

@@ -78,7 +78,11 @@ impl Metrics {
             "Creates or deletes the cache never showed within the timeout",
             expectation_timeouts.clone(),
         );
-        registry.register("pod_updates", "Pods updated, by method (inplace or recreate)", pod_updates.clone());
+        registry.register(
+            "pod_updates",
+            "Pods updated, by method (inplace or recreate)",
+            pod_updates.clone(),
+        );
         Self {
             registry: Arc::new(registry),
             reconciles,
@@ -96,7 +100,9 @@ impl Metrics {
 
     /// Records one reconcile.
     pub fn reconciled(&self, controller: &str, result: &str, seconds: f64) {
-        self.reconciles.get_or_create(&ResultLabels { controller: controller.into(), result: result.into() }).inc();
+        self.reconciles
+            .get_or_create(&ResultLabels { controller: controller.into(), result: result.into() })
+            .inc();
         if result == "error" {
             self.errors.get_or_create(&Self::labels(controller)).inc();
         }
@@ -118,7 +124,9 @@ impl Metrics {
     /// Counts a pod updated in place or by recreation.
     pub fn pod_updated(&self, controller: &str, in_place: bool) {
         let method = if in_place { "inplace" } else { "recreate" };
-        self.pod_updates.get_or_create(&UpdateLabels { controller: controller.into(), method: method.into() }).inc();
+        self.pod_updates
+            .get_or_create(&UpdateLabels { controller: controller.into(), method: method.into() })
+            .inc();
     }
 
     /// The text exposition of every metric.
@@ -145,11 +153,26 @@ mod tests {
         metrics.set_queue_depth("cloneset", 3);
         metrics.expectation_timeouts("cloneset", 2);
         let text = metrics.render();
-        assert!(text.contains("kruise_controller_reconcile_total{controller=\"cloneset\",result=\"success\"} 1"), "{text}");
-        assert!(text.contains("kruise_controller_reconcile_errors_total{controller=\"cloneset\"} 1"), "{text}");
-        assert!(text.contains("kruise_pod_updates_total{controller=\"cloneset\",method=\"inplace\"} 1"), "{text}");
+        assert!(
+            text.contains("kruise_controller_reconcile_total{controller=\"cloneset\",result=\"success\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("kruise_controller_reconcile_errors_total{controller=\"cloneset\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("kruise_pod_updates_total{controller=\"cloneset\",method=\"inplace\"} 1"),
+            "{text}"
+        );
         assert!(text.contains("kruise_controller_queue_depth{controller=\"cloneset\"} 3"), "{text}");
-        assert!(text.contains("kruise_controller_expectation_timeouts_total{controller=\"cloneset\"} 2"), "{text}");
-        assert!(text.contains("kruise_controller_reconcile_duration_seconds_count{controller=\"cloneset\"} 2"), "{text}");
+        assert!(
+            text.contains("kruise_controller_expectation_timeouts_total{controller=\"cloneset\"} 2"),
+            "{text}"
+        );
+        assert!(
+            text.contains("kruise_controller_reconcile_duration_seconds_count{controller=\"cloneset\"} 2"),
+            "{text}"
+        );
     }
 }

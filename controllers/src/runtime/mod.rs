@@ -71,14 +71,16 @@ impl Manager {
             }
         };
         let (bound, health_task) =
-            health::serve(self.config.health_addr, self.readiness.clone(), self.metrics.clone(), health_stop).await?;
+            health::serve(self.config.health_addr, self.readiness.clone(), self.metrics.clone(), health_stop)
+                .await?;
         on_bound(bound);
 
         let (leading_tx, mut leading_rx) = watch::channel(self.config.leader_election.is_none());
-        let election = self.config.leader_election.clone().map(|config| {
-            let client = self.client.clone();
-            tokio::spawn(leader::run(client, config, leading_tx))
-        });
+        // Without election the sender stays here, so `leading` stays true for the whole run.
+        let (election, _always_leading) = match self.config.leader_election.clone() {
+            Some(config) => (Some(tokio::spawn(leader::run(self.client.clone(), config, leading_tx))), None),
+            None => (None, Some(leading_tx)),
+        };
 
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
@@ -88,10 +90,16 @@ impl Manager {
                 result = leading_rx.wait_for(|leading| *leading) => if result.is_err() { break },
             }
             tracing::info!(controllers = controllers.len(), "leading: starting controllers");
-            let tasks: Vec<_> = controllers.iter().map(|start| tokio::spawn(start(self.client.clone()))).collect();
+            let tasks: Vec<_> =
+                controllers.iter().map(|start| tokio::spawn(start(self.client.clone()))).collect();
             let stop = tokio::select! {
                 _ = &mut shutdown => true,
-                _ = leading_rx.wait_for(|leading| !*leading) => false,
+                result = leading_rx.wait_for(|leading| !*leading) => {
+                    if result.is_err() {
+                        tracing::error!("leader election ended: stopping controllers");
+                    }
+                    result.is_err()
+                }
             };
             for task in &tasks {
                 task.abort();

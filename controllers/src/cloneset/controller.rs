@@ -1,0 +1,227 @@
+//! The CloneSet controller loop: one watch each for CloneSets, pods, PVCs and
+//! ControllerRevisions (their caches are what [`super::sync`] reads), a kube-rs `Controller`
+//! that reconciles a CloneSet when it or anything it owns changes (pods owned through any
+//! `apps.kruise.io` version of the owner reference, and orphans its selector matches), and the
+//! per-reconcile metrics and events.
+
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use futures::StreamExt;
+use k8s_openapi::api::{
+    apps::v1::ControllerRevision,
+    core::v1::{ObjectReference, PersistentVolumeClaim, Pod},
+};
+use kruise_crds::apps::v1beta1::CloneSet;
+use kube::{
+    Api, Client, Resource, ResourceExt,
+    runtime::{
+        Controller, WatchStreamExt,
+        controller::Action,
+        events::{Event, EventType, Recorder, Reporter},
+        reflector::{self, ObjectRef, Store},
+        watcher,
+    },
+};
+
+use super::sync::{default_core_options, sync};
+use crate::{
+    ControllerError,
+    inplace::{CloneSetRevisionAdapter, InPlaceEngine},
+    runtime::{
+        Metrics,
+        expectations::{ResourceVersionExpectations, ScaleExpectations},
+    },
+};
+
+/// The controller's name in metrics and logs.
+pub const CONTROLLER_NAME: &str = "cloneset";
+
+/// What every reconcile shares.
+pub struct Context {
+    /// API client.
+    pub client: Client,
+    /// Cache of every pod.
+    pub pods: Store<Pod>,
+    /// Cache of every PVC.
+    pub pvcs: Store<PersistentVolumeClaim>,
+    /// Cache of every ControllerRevision.
+    pub revisions: Store<ControllerRevision>,
+    /// Creates and deletes not yet in the cache.
+    pub scale_expectations: ScaleExpectations,
+    /// Pod writes not yet in the cache.
+    pub rv_expectations: ResourceVersionExpectations,
+    /// The in-place update engine.
+    pub engine: InPlaceEngine,
+    /// Feature gates and flags of the decision core.
+    pub options: super::core::CoreOptions,
+    /// Metrics.
+    pub metrics: Metrics,
+    /// Set once every cache holds its initial list (reconciling earlier could create pods the
+    /// cache does not show yet).
+    pub synced: std::sync::atomic::AtomicBool,
+    recorder: Recorder,
+}
+
+impl Context {
+    /// Publishes an event about a CloneSet (in the background).
+    pub fn event(&self, cs: &CloneSet, kind: EventType, reason: &str, note: String) {
+        let reference = ObjectReference {
+            api_version: Some(CloneSet::api_version(&()).to_string()),
+            kind: Some("CloneSet".into()),
+            name: cs.metadata.name.clone(),
+            namespace: cs.metadata.namespace.clone(),
+            uid: cs.metadata.uid.clone(),
+            resource_version: cs.metadata.resource_version.clone(),
+            ..Default::default()
+        };
+        let event = Event {
+            type_: kind,
+            reason: reason.to_string(),
+            note: Some(note),
+            action: reason.to_string(),
+            secondary: None,
+        };
+        let recorder = self.recorder.clone();
+        tokio::spawn(async move {
+            if let Err(error) = recorder.publish(&event, &reference).await {
+                tracing::debug!(%error, "could not publish a CloneSet event");
+            }
+        });
+    }
+}
+
+/// The CloneSets a pod (or PVC, revision) belongs to: its controller owner reference when that
+/// is a CloneSet of any apps.kruise.io version, else every CloneSet in its namespace whose
+/// selector matches it (adoption).
+fn owners_of(
+    meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    clonesets: &Store<CloneSet>,
+) -> Vec<ObjectRef<CloneSet>> {
+    let namespace = meta.namespace.clone().unwrap_or_default();
+    let controller = meta.owner_references.iter().flatten().find(|r| r.controller == Some(true));
+    match controller {
+        Some(owner) if owner.kind == "CloneSet" && owner.api_version.starts_with("apps.kruise.io/") => {
+            vec![ObjectRef::new(&owner.name).within(&namespace)]
+        }
+        Some(_) => Vec::new(),
+        None => {
+            let labels = meta.labels.clone().unwrap_or_default();
+            clonesets
+                .state()
+                .iter()
+                .filter(|cs| cs.namespace().as_deref() == Some(namespace.as_str()))
+                .filter(|cs| {
+                    cs.spec.selector.as_ref().is_some_and(|s| {
+                        !kruise_crds::selector::is_empty(s) && kruise_crds::selector::matches(s, &labels)
+                    })
+                })
+                .map(|cs| ObjectRef::from_obj(cs.as_ref()))
+                .collect()
+        }
+    }
+}
+
+async fn reconcile(cs: Arc<CloneSet>, ctx: Arc<Context>) -> Result<Action, ControllerError> {
+    if !ctx.synced.load(std::sync::atomic::Ordering::SeqCst) {
+        return Ok(Action::requeue(Duration::from_millis(200)));
+    }
+    let started = Instant::now();
+    let result = sync(cs.clone(), &ctx).await;
+    let seconds = started.elapsed().as_secs_f64();
+    match result {
+        Ok(outcome) => {
+            let result = if outcome.requeue_after.is_some() { "requeue" } else { "success" };
+            ctx.metrics.reconciled(CONTROLLER_NAME, result, seconds);
+            Ok(match outcome.requeue_after {
+                Some(after) => Action::requeue(after.max(Duration::from_millis(50))),
+                None => Action::requeue(Duration::from_secs(300)),
+            })
+        }
+        Err(error) => {
+            ctx.metrics.reconciled(CONTROLLER_NAME, "error", seconds);
+            Err(error)
+        }
+    }
+}
+
+fn error_policy(cs: Arc<CloneSet>, error: &ControllerError, _ctx: Arc<Context>) -> Action {
+    tracing::warn!(cloneset = %cs.name_any(), namespace = %cs.namespace().unwrap_or_default(), %error, "reconcile failed");
+    Action::requeue(Duration::from_secs(1))
+}
+
+/// Runs the CloneSet controller until the future is dropped. `on_synced` is called once every
+/// cache has its initial list.
+pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Send + 'static) {
+    let (pods, pod_writer) = reflector::store::<Pod>();
+    let (pvcs, pvc_writer) = reflector::store::<PersistentVolumeClaim>();
+    let (revisions, revision_writer) = reflector::store::<ControllerRevision>();
+    let clonesets_api: Api<CloneSet> = Api::all(client.clone());
+    let pod_stream = watcher(Api::<Pod>::all(client.clone()), watcher::Config::default())
+        .default_backoff()
+        .reflect(pod_writer)
+        .touched_objects();
+    let pvc_stream = watcher(Api::<PersistentVolumeClaim>::all(client.clone()), watcher::Config::default())
+        .default_backoff()
+        .reflect(pvc_writer)
+        .touched_objects();
+    let revision_stream = watcher(Api::<ControllerRevision>::all(client.clone()), watcher::Config::default())
+        .default_backoff()
+        .reflect(revision_writer)
+        .touched_objects();
+
+    let engine = InPlaceEngine::new(client.clone(), Arc::new(CloneSetRevisionAdapter::default()))
+        .with_field_manager(super::pod_ops::FIELD_MANAGER);
+    let recorder =
+        Recorder::new(client.clone(), Reporter { controller: "cloneset-controller".into(), instance: None });
+    let ctx = Arc::new(Context {
+        client: client.clone(),
+        pods: pods.clone(),
+        pvcs: pvcs.clone(),
+        revisions: revisions.clone(),
+        scale_expectations: ScaleExpectations::new(),
+        rv_expectations: ResourceVersionExpectations::new(),
+        engine,
+        options: default_core_options(),
+        metrics: metrics.clone(),
+        synced: std::sync::atomic::AtomicBool::new(false),
+        recorder,
+    });
+
+    let controller = Controller::new(clonesets_api, watcher::Config::default());
+    let clonesets = controller.store();
+    let (for_pods, for_pvcs, for_revisions) = (clonesets.clone(), clonesets.clone(), clonesets.clone());
+    let controller = controller
+        .watches_stream(pod_stream, move |pod: Pod| owners_of(&pod.metadata, &for_pods))
+        .watches_stream(pvc_stream, move |pvc: PersistentVolumeClaim| owners_of(&pvc.metadata, &for_pvcs))
+        .watches_stream(revision_stream, move |revision: ControllerRevision| {
+            owners_of(&revision.metadata, &for_revisions)
+        });
+
+    let stores_ready = {
+        let (pods, pvcs, revisions, clonesets) =
+            (pods.clone(), pvcs.clone(), revisions.clone(), clonesets.clone());
+        let ctx = ctx.clone();
+        tokio::spawn(async move {
+            let _ = pods.wait_until_ready().await;
+            let _ = pvcs.wait_until_ready().await;
+            let _ = revisions.wait_until_ready().await;
+            let _ = clonesets.wait_until_ready().await;
+            ctx.synced.store(true, std::sync::atomic::Ordering::SeqCst);
+            tracing::info!("cloneset controller caches synced");
+            on_synced();
+        })
+    };
+    controller
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| {
+            if let Err(error) = result {
+                tracing::debug!(%error, "cloneset controller event");
+            }
+            futures::future::ready(())
+        })
+        .await;
+    stores_ready.abort();
+}
