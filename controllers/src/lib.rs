@@ -2,11 +2,13 @@
 //! conversion webhook server. Everything here talks to Kubernetes only through the Kubernetes
 //! API (kube-rs), so the same code runs against the embedded control plane and a real cluster.
 //!
+//! - [`app`]: the manager composition (webhook server + controllers) as one call.
 //! - [`runtime`]: the manager: leader election, health, readiness and metrics, running controllers.
 //! - [`inplace`]: the in-place update engine (what qualifies, pod markers, batches, completion).
 //! - [`cloneset`]: the CloneSet controller (decision core as pure functions, I/O at the edges).
 //! - [`webhook`]: the HTTPS webhook server (defaulting, validation, conversion, pod mutation).
 
+pub mod app;
 pub mod cloneset;
 pub mod error;
 pub mod inplace;

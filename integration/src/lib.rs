@@ -7,12 +7,15 @@
 //! - [`DifferentialReport`]: what each scenario observed on each tier, and every difference.
 //! - [`nodes`]: simulated nodes for scenarios, in the test process or as `kruise nodes`
 //!   processes.
+//! - [`manager`]: the Kruise manager for scenarios, in the test process or as a
+//!   `kruise manager` process.
 //! - [`suite`]: the runner the `scenarios` test target uses to run everything on both tiers and
 //!   print the report at the end.
 
 pub mod certs;
 pub mod cluster;
 mod error;
+pub mod manager;
 pub mod nodes;
 pub mod real;
 pub mod report;

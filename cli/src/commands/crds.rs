@@ -10,12 +10,23 @@ use kruise_crds::crd::all_crds;
 #[derive(Args)]
 pub struct CrdsArgs {
     /// Write one file per CRD (`<plural>.<group>.yaml`) into this directory instead of printing.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "install")]
     output_dir: Option<PathBuf>,
+    /// Apply the CRDs to the cluster (server-side apply, field manager `kruise`) and wait until
+    /// each is Established, instead of printing them.
+    #[arg(long)]
+    install: bool,
+    /// Kubeconfig of the cluster for `--install` (default: $KUBECONFIG, ~/.kube/config, or
+    /// in-cluster).
+    #[arg(long, value_name = "FILE", requires = "install")]
+    kubeconfig: Option<PathBuf>,
 }
 
 /// Prints or writes the CRDs.
 pub fn run(args: &CrdsArgs) -> anyhow::Result<ExitCode> {
+    if args.install {
+        return install(args);
+    }
     let crds = all_crds().context("building CRD schemas")?;
     match &args.output_dir {
         Some(dir) => {
@@ -37,4 +48,18 @@ pub fn run(args: &CrdsArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn install(args: &CrdsArgs) -> anyhow::Result<ExitCode> {
+    crate::init_logging();
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    runtime.block_on(async {
+        let client = super::nodes::client_from(args.kubeconfig.as_ref()).await?;
+        eprintln!("[1/2] applying the CRDs");
+        let names = super::up::install_crds(&client).await?;
+        eprintln!("[2/2] waiting until {} CRDs are Established", names.len());
+        super::up::wait_crds_established(&client, &names).await?;
+        eprintln!("installed {} CRDs; all Established", names.len());
+        Ok(ExitCode::SUCCESS)
+    })
 }

@@ -3,19 +3,14 @@
 //! the replica holding the `kruise-manager` Lease. `/healthz`, `/readyz` (caches synced and
 //! webhook certificate loaded) and `/metrics` are served on `--health-addr`.
 
-use std::{
-    net::SocketAddr,
-    path::PathBuf,
-    process::ExitCode,
-    sync::{Arc, atomic::Ordering},
-    time::Duration,
-};
+use std::{net::SocketAddr, path::PathBuf, process::ExitCode};
 
 use anyhow::Context;
 use clap::Args;
 use kruise_controllers::{
-    runtime::{ControllerStarter, LeaderElectionConfig, Manager, ManagerConfig, Metrics, Readiness},
-    webhook::{WebhookConfig, WebhookEndpoint, WebhookServer},
+    app::{self, ManagerOptions},
+    runtime::{LeaderElectionConfig, Readiness},
+    webhook::{WebhookConfig, WebhookEndpoint},
 };
 use kube::Client;
 
@@ -49,22 +44,6 @@ pub struct ManagerArgs {
     pub install_crds: bool,
 }
 
-/// The controllers this build runs.
-pub(crate) fn controllers(metrics: Metrics, readiness: Readiness) -> Vec<ControllerStarter> {
-    let caches = readiness.check("controller-caches");
-    let starter: ControllerStarter = Arc::new(move |client: Client| {
-        let metrics = metrics.clone();
-        let caches = caches.clone();
-        Box::pin(async move {
-            kruise_controllers::cloneset::controller::run(client, metrics, move || {
-                caches.store(true, Ordering::SeqCst)
-            })
-            .await;
-        })
-    });
-    vec![starter]
-}
-
 /// The webhook configuration for these arguments.
 pub(crate) fn webhook_config(args: &ManagerArgs) -> WebhookConfig {
     let mut config =
@@ -90,29 +69,11 @@ pub(crate) async fn run_manager(
         let identity = format!("{host}_{}", uuid_like());
         LeaderElectionConfig::new(&args.namespace, &args.leader_election_id, &identity)
     });
-    let manager =
-        Manager::new(client.clone(), ManagerConfig { health_addr: args.health_addr, leader_election });
-    let readiness = manager.readiness();
-    let webhook = WebhookServer::start(client.clone(), webhook_config(args))
+    let options =
+        ManagerOptions { health_addr: args.health_addr, webhook: Some(webhook_config(args)), leader_election };
+    app::run_manager(client, options, shutdown, move |started| on_health(started.health_addr, started.readiness))
         .await
-        .context("starting the webhook server")?;
-    tracing::info!(addr = %webhook.local_addr(), "webhook server listening");
-    let webhook_ready = readiness.check("webhook");
-    let webhook_readiness = webhook.readiness();
-    let watch_webhook = tokio::spawn(async move {
-        loop {
-            if webhook_readiness.is_ready() {
-                webhook_ready.store(true, Ordering::SeqCst);
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    });
-    let controllers = controllers(manager.metrics(), readiness.clone());
-    let result = manager.run(controllers, shutdown, move |addr| on_health(addr, readiness)).await;
-    watch_webhook.abort();
-    webhook.shutdown().await;
-    result.context("running the manager")
+        .context("running the manager")
 }
 
 fn uuid_like() -> String {

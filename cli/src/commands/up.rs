@@ -177,9 +177,10 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Applies every Kruise CRD (server-side apply, so a resume updates them in place).
-pub(crate) async fn install_crds(client: &Client) -> anyhow::Result<()> {
+pub(crate) async fn install_crds(client: &Client) -> anyhow::Result<Vec<String>> {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let params = PatchParams::apply("kruise").force();
+    let mut names = Vec::new();
     for crd in kruise_crds::crd::all_crds().context("building the CRDs")? {
         let name = crd.metadata.name.clone().unwrap_or_default();
         let mut body = serde_json::to_value(&crd)?;
@@ -188,8 +189,33 @@ pub(crate) async fn install_crds(client: &Client) -> anyhow::Result<()> {
         crds.patch(&name, &params, &Patch::Apply(&body))
             .await
             .with_context(|| format!("installing CRD {name}"))?;
+        names.push(name);
     }
-    Ok(())
+    Ok(names)
+}
+
+/// Waits (up to 60 s) until every named CRD reports `Established`.
+pub(crate) async fn wait_crds_established(client: &Client, names: &[String]) -> anyhow::Result<()> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let started = std::time::Instant::now();
+    loop {
+        let mut pending = Vec::new();
+        for name in names {
+            let established = crds.get_opt(name).await?.and_then(|crd| crd.status).is_some_and(|status| {
+                status.conditions.unwrap_or_default().iter().any(|c| c.type_ == "Established" && c.status == "True")
+            });
+            if !established {
+                pending.push(name.as_str());
+            }
+        }
+        if pending.is_empty() {
+            return Ok(());
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            anyhow::bail!("CRDs not Established after 60 s: {}", pending.join(", "));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// Waits (up to 30 s) until the manager reports ready (caches synced, webhook configured).

@@ -4,6 +4,7 @@
 //! scenarios; see `kruise_integration::suite` for its arguments.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
+mod cloneset_kit;
 mod crds;
 mod kubectl;
 mod nodes;

@@ -1,0 +1,102 @@
+//! The whole manager as one call: the webhook server on every replica, and the controllers on
+//! the replica that leads. `kruise manager`, `kruise up`, the integration harness and the
+//! benchmarks all start it through [`run_manager`], so they run the same composition.
+
+use std::{
+    future::Future,
+    net::SocketAddr,
+    sync::{Arc, atomic::Ordering},
+    time::Duration,
+};
+
+use kube::Client;
+
+use crate::{
+    ControllerError,
+    runtime::{ControllerStarter, LeaderElectionConfig, Manager, ManagerConfig, Metrics, Readiness},
+    webhook::{WebhookConfig, WebhookServer},
+};
+
+/// What a manager replica runs with.
+#[derive(Clone, Debug)]
+pub struct ManagerOptions {
+    /// Where `/healthz`, `/readyz` and `/metrics` are served (port 0 picks a free port).
+    pub health_addr: SocketAddr,
+    /// The webhook server; `None` runs the controllers without it (for example when another
+    /// replica or an external deployment serves the webhooks).
+    pub webhook: Option<WebhookConfig>,
+    /// Lease leader election; `None`: this replica always leads.
+    pub leader_election: Option<LeaderElectionConfig>,
+}
+
+/// What a started manager tells its caller once its health endpoint is bound.
+#[derive(Clone)]
+pub struct ManagerStarted {
+    /// The health, readiness and metrics endpoint.
+    pub health_addr: SocketAddr,
+    /// The webhook server's address, when it runs.
+    pub webhook_addr: Option<SocketAddr>,
+    /// The readiness checks (caches synced, webhook certificate loaded).
+    pub readiness: Readiness,
+    /// The manager's metrics registry.
+    pub metrics: Metrics,
+}
+
+/// The controllers this build runs, each marking `controller-caches` ready once synced.
+pub fn controllers(metrics: Metrics, readiness: &Readiness) -> Vec<ControllerStarter> {
+    let caches = readiness.check("controller-caches");
+    let cloneset: ControllerStarter = Arc::new(move |client: Client| {
+        let metrics = metrics.clone();
+        let caches = caches.clone();
+        Box::pin(async move {
+            crate::cloneset::controller::run(client, metrics, move || caches.store(true, Ordering::SeqCst)).await;
+        })
+    });
+    vec![cloneset]
+}
+
+/// Runs the webhook server and the manager until `shutdown` completes; `on_started` is called
+/// once the health endpoint is bound.
+pub async fn run_manager(
+    client: Client,
+    options: ManagerOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    on_started: impl FnOnce(ManagerStarted),
+) -> Result<(), ControllerError> {
+    let manager = Manager::new(
+        client.clone(),
+        ManagerConfig { health_addr: options.health_addr, leader_election: options.leader_election.clone() },
+    );
+    let readiness = manager.readiness();
+    let metrics = manager.metrics();
+    let webhook = match options.webhook {
+        Some(config) => Some(WebhookServer::start(client.clone(), config).await?),
+        None => None,
+    };
+    let webhook_addr = webhook.as_ref().map(WebhookServer::local_addr);
+    let watch_webhook = webhook.as_ref().map(|webhook| {
+        tracing::info!(addr = ?webhook.local_addr(), "webhook server listening");
+        let webhook_ready = readiness.check("webhook");
+        let webhook_readiness = webhook.readiness();
+        tokio::spawn(async move {
+            while !webhook_readiness.is_ready() {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            webhook_ready.store(true, Ordering::SeqCst);
+        })
+    });
+    let controllers = controllers(metrics.clone(), &readiness);
+    let started_readiness = readiness.clone();
+    let result = manager
+        .run(controllers, shutdown, move |health_addr| {
+            on_started(ManagerStarted { health_addr, webhook_addr, readiness: started_readiness, metrics })
+        })
+        .await;
+    if let Some(task) = watch_webhook {
+        task.abort();
+    }
+    if let Some(webhook) = webhook {
+        webhook.shutdown().await;
+    }
+    result
+}
