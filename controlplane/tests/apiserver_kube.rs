@@ -424,3 +424,36 @@ async fn namespace_deletion_removes_its_objects() {
     .await;
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn request_counters_count_each_client_s_writes() {
+    let server = ApiServer::start(ApiServerConfig::default()).await.expect("server starts");
+    let mut config = Config::new(server.url.parse().expect("url"));
+    config.headers.push((http::header::USER_AGENT, http::HeaderValue::from_static("bench-client/1.0")));
+    let client = Client::try_from(config).expect("client");
+    let before = server.requests().snapshot();
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    api.create(&PostParams::default(), &configmap("counted", json!({}))).await.unwrap();
+    let _ = api.create(&PostParams::default(), &configmap("counted", json!({}))).await.unwrap_err();
+    api.patch("counted", &PatchParams::default(), &Patch::Merge(json!({"data": {"k": "v"}}))).await.unwrap();
+    api.get("counted").await.unwrap();
+    api.delete("counted", &DeleteParams::default()).await.unwrap();
+    let after = server.requests().snapshot();
+    let mut writes: Vec<(String, u16, u64)> = after
+        .iter()
+        .filter(|(key, _)| key.client == "bench-client" && key.is_write() && key.resource == "configmaps")
+        .map(|(key, n)| (format!("{:?}", key.verb), key.code, n - before.get(key).copied().unwrap_or(0)))
+        .collect();
+    writes.sort();
+    assert_eq!(
+        writes,
+        vec![("Create".into(), 201, 1), ("Create".into(), 409, 1), ("Delete".into(), 200, 1), ("Patch".into(), 200, 1)]
+    );
+    let reads: u64 = after
+        .iter()
+        .filter(|(key, _)| key.client == "bench-client" && !key.is_write())
+        .map(|(_, n)| *n)
+        .sum();
+    assert_eq!(reads, 1);
+    server.shutdown().await;
+}

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use super::{
     api::{Api, Deleted, PatchType, Written},
+    counters::RequestCounts,
     discovery,
     errors::ApiError,
     objects, openapi, options,
@@ -32,6 +33,8 @@ pub struct HttpState {
     pub address: String,
     /// Whether the server is ready (built-in controllers started).
     pub ready: Arc<std::sync::atomic::AtomicBool>,
+    /// Counts of the resource requests answered.
+    pub requests: RequestCounts,
 }
 
 /// Every request lands here.
@@ -83,9 +86,11 @@ pub async fn handle(
             discovery::resource_list(registry, &group, &version).ok_or_else(ApiError::no_such_path)
         }
         Target::Resource(request) => {
-            return resource(&state, request, &query, &headers, &accept, body)
+            let response = resource(&state, request.clone(), &query, &headers, &accept, body)
                 .await
                 .unwrap_or_else(IntoResponse::into_response);
+            state.requests.record(&header(&headers, "user-agent"), &request, response.status().as_u16());
+            return response;
         }
     };
     match result {

@@ -5,6 +5,7 @@ pub mod admission;
 pub mod api;
 pub mod builtin;
 pub mod conversion;
+pub mod counters;
 pub mod discovery;
 pub mod errors;
 pub mod events;

@@ -25,7 +25,7 @@ pub enum Target {
 }
 
 /// The verbs of resource requests (as RBAC names them).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Verb {
     /// GET one object.
     Get,
@@ -43,6 +43,13 @@ pub enum Verb {
     Delete,
     /// DELETE a collection.
     DeleteCollection,
+}
+
+impl Verb {
+    /// True for the verbs that write (create, update, patch, delete, deletecollection).
+    pub fn is_write(self) -> bool {
+        matches!(self, Self::Create | Self::Update | Self::Patch | Self::Delete | Self::DeleteCollection)
+    }
 }
 
 /// A request for objects of one resource.

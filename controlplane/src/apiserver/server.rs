@@ -15,6 +15,7 @@ use super::{
     admission::Admission,
     api::Api,
     conversion::Converter,
+    counters::RequestCounts,
     http::{HttpState, handle},
     options::{FieldValidation, WriteOptions},
     tls,
@@ -86,6 +87,7 @@ pub struct ApiServer {
     pub ca_pem: Option<String>,
     /// The API operations (for in-process components and tests).
     pub api: Api,
+    requests: RequestCounts,
     shutdown: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -117,7 +119,13 @@ impl ApiServer {
         let address =
             listener.local_addr().map_err(|source| ServerError::Bind { addr: config.bind, source })?;
         let ready = Arc::new(AtomicBool::new(false));
-        let state = HttpState { api: api.clone(), address: address.to_string(), ready: ready.clone() };
+        let requests = RequestCounts::default();
+        let state = HttpState {
+            api: api.clone(),
+            address: address.to_string(),
+            ready: ready.clone(),
+            requests: requests.clone(),
+        };
         let router = Router::new().fallback(handle).with_state(state);
         let (shutdown, mut shutdown_rx) = watch::channel(false);
 
@@ -160,7 +168,14 @@ impl ApiServer {
             std::fs::write(path, &kubeconfig).map_err(ServerError::Kubeconfig)?;
         }
         tracing::info!(%url, "embedded API server listening");
-        Ok(Self { address, url, kubeconfig, ca_pem, api, shutdown, tasks })
+        Ok(Self { address, url, kubeconfig, ca_pem, api, requests, shutdown, tasks })
+    }
+
+    /// Counts of the resource requests answered over HTTP so far, by client (`User-Agent`),
+    /// verb, resource and status code. Writes made in process through [`Self::api`] (the
+    /// built-in controllers) are not requests and are not counted.
+    pub fn requests(&self) -> &RequestCounts {
+        &self.requests
     }
 
     /// Stops serving, ends watches and the controllers.

@@ -285,8 +285,10 @@ pub fn merge(target: &mut Value, patch: Value) {
 /// What a [`PodLimits`] watcher saw.
 #[derive(Clone, Debug, Default)]
 pub struct LimitsSeen {
-    /// Most pods present at once (terminating ones included).
+    /// Most active pods (not terminating) at once: what maxSurge bounds, as upstream counts.
     pub max_pods: usize,
+    /// Most pod objects at once, terminating ones included.
+    pub max_objects: usize,
     /// Fewest Ready, non-terminating pods at once, counted only after `min_ready_floor` was
     /// first reached.
     pub min_ready: Option<usize>,
@@ -332,7 +334,9 @@ impl PodLimits {
                         .count();
                     let mut seen = seen.lock();
                     seen.events += 1;
-                    seen.max_pods = seen.max_pods.max(current.len());
+                    let active = current.values().filter(|pod| pod.metadata.deletion_timestamp.is_none()).count();
+                    seen.max_pods = seen.max_pods.max(active);
+                    seen.max_objects = seen.max_objects.max(current.len());
                     seen.uids.extend(current.values().filter_map(|pod| pod.uid()));
                     if armed.lock().is_some() {
                         seen.min_ready = Some(seen.min_ready.map_or(ready, |min| min.min(ready)));
@@ -348,6 +352,7 @@ impl PodLimits {
         *self.armed.lock() = Some(0);
         let mut seen = self.seen.lock();
         seen.max_pods = 0;
+        seen.max_objects = 0;
         seen.min_ready = None;
     }
 

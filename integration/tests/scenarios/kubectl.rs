@@ -14,12 +14,21 @@ use std::{
 
 use kruise_integration::{Scene, Skip};
 
-struct Kubectl {
+/// A kubectl pointed at a scenario's cluster.
+pub struct Kubectl {
     binary: PathBuf,
     kubeconfig: PathBuf,
 }
 
 impl Kubectl {
+    /// The kubectl for `scene`, or why the scenario must be skipped.
+    pub fn for_scene(scene: &Scene) -> Result<Self, Skip> {
+        let Some(binary) = kruise_integration::kubectl_binary() else {
+            return Err(Skip("no kubectl (run integration/tools/fetch-kubectl.sh or set KRUISE_KUBECTL)".into()));
+        };
+        Ok(Self { binary, kubeconfig: scene.cluster().kubeconfig_path().to_path_buf() })
+    }
+
     fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(&self.binary);
         command.env("KUBECONFIG", &self.kubeconfig).env("HOME", self.kubeconfig.parent().unwrap()).args(args);
@@ -27,7 +36,7 @@ impl Kubectl {
     }
 
     /// Runs kubectl with `input` on stdin and returns its output, whether it succeeded or not.
-    fn output(&self, args: &[&str], input: &str) -> Output {
+    pub fn output(&self, args: &[&str], input: &str) -> Output {
         let mut child = self
             .command(args)
             .stdin(Stdio::piped())
@@ -40,11 +49,11 @@ impl Kubectl {
     }
 
     /// Runs kubectl and returns stdout; panics with stderr on failure.
-    fn run(&self, args: &[&str]) -> String {
+    pub fn run(&self, args: &[&str]) -> String {
         self.run_stdin(args, "")
     }
 
-    fn run_stdin(&self, args: &[&str], input: &str) -> String {
+    pub fn run_stdin(&self, args: &[&str], input: &str) -> String {
         let output = self.output(args, input);
         assert!(
             output.status.success(),
@@ -101,10 +110,7 @@ fn columns(table: &str) -> Vec<Vec<String>> {
 }
 
 pub async fn kubectl_drives_the_api_server(scene: Scene) -> Result<(), Skip> {
-    let Some(binary) = kruise_integration::kubectl_binary() else {
-        return Err(Skip("no kubectl (run integration/tools/fetch-kubectl.sh or set KRUISE_KUBECTL)".into()));
-    };
-    let kubectl = Kubectl { binary, kubeconfig: scene.cluster().kubeconfig_path().to_path_buf() };
+    let kubectl = Kubectl::for_scene(&scene)?;
 
     // Client-side apply of a namespace, a configmap and a pod; server-side apply of another configmap.
     let out = kubectl.run_stdin(

@@ -4,6 +4,7 @@
 //! scenarios; see `kruise_integration::suite` for its arguments.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
+mod cloneset;
 mod cloneset_kit;
 mod crds;
 mod kubectl;
@@ -49,6 +50,15 @@ fn main() -> ExitCode {
         Scenario {
             name: "nodes_as_processes::node_loss",
             run: |scene| Box::pin(nodes::node_loss(scene, Hosting::Process)),
+        },
+        Scenario {
+            name: "cloneset::create_scale_and_delete",
+            run: |scene| Box::pin(cloneset::create_scale_and_delete(scene)),
+        },
+        Scenario { name: "cloneset::update_strategies", run: |scene| Box::pin(cloneset::update_strategies(scene)) },
+        Scenario {
+            name: "cloneset::kruise_rollout_sequence",
+            run: |scene| Box::pin(cloneset::kruise_rollout_sequence(scene)),
         },
     ])
 }
