@@ -49,7 +49,8 @@ pub fn controllers(metrics: Metrics, readiness: &Readiness) -> Vec<ControllerSta
         let metrics = metrics.clone();
         let caches = caches.clone();
         Box::pin(async move {
-            crate::cloneset::controller::run(client, metrics, move || caches.store(true, Ordering::SeqCst)).await;
+            crate::cloneset::controller::run(client, metrics, move || caches.store(true, Ordering::SeqCst))
+                .await;
         })
     });
     vec![cloneset]

@@ -447,7 +447,12 @@ async fn request_counters_count_each_client_s_writes() {
     writes.sort();
     assert_eq!(
         writes,
-        vec![("Create".into(), 201, 1), ("Create".into(), 409, 1), ("Delete".into(), 200, 1), ("Patch".into(), 200, 1)]
+        vec![
+            ("Create".into(), 201, 1),
+            ("Create".into(), 409, 1),
+            ("Delete".into(), 200, 1),
+            ("Patch".into(), 200, 1)
+        ]
     );
     let reads: u64 = after
         .iter()

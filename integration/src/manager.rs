@@ -139,7 +139,9 @@ impl KruiseManager {
         loop {
             match http.get(format!("http://{}{path}", self.health_addr)).send().await {
                 Ok(response) if response.status().is_success() => return Ok(()),
-                Ok(response) => last = format!("{}: {}", response.status(), response.text().await.unwrap_or_default()),
+                Ok(response) => {
+                    last = format!("{}: {}", response.status(), response.text().await.unwrap_or_default())
+                }
                 Err(error) => last = error.to_string(),
             }
             if started.elapsed() > Duration::from_secs(60) {

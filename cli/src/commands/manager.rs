@@ -69,11 +69,16 @@ pub(crate) async fn run_manager(
         let identity = format!("{host}_{}", uuid_like());
         LeaderElectionConfig::new(&args.namespace, &args.leader_election_id, &identity)
     });
-    let options =
-        ManagerOptions { health_addr: args.health_addr, webhook: Some(webhook_config(args)), leader_election };
-    app::run_manager(client, options, shutdown, move |started| on_health(started.health_addr, started.readiness))
-        .await
-        .context("running the manager")
+    let options = ManagerOptions {
+        health_addr: args.health_addr,
+        webhook: Some(webhook_config(args)),
+        leader_election,
+    };
+    app::run_manager(client, options, shutdown, move |started| {
+        on_health(started.health_addr, started.readiness)
+    })
+    .await
+    .context("running the manager")
 }
 
 fn uuid_like() -> String {

@@ -202,7 +202,11 @@ pub(crate) async fn wait_crds_established(client: &Client, names: &[String]) -> 
         let mut pending = Vec::new();
         for name in names {
             let established = crds.get_opt(name).await?.and_then(|crd| crd.status).is_some_and(|status| {
-                status.conditions.unwrap_or_default().iter().any(|c| c.type_ == "Established" && c.status == "True")
+                status
+                    .conditions
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|c| c.type_ == "Established" && c.status == "True")
             });
             if !established {
                 pending.push(name.as_str());

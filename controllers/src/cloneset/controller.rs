@@ -20,7 +20,7 @@ use kube::{
     runtime::{
         Controller, WatchStreamExt,
         controller::Action,
-        events::{Event, EventType, Recorder, Reporter},
+        events::EventType,
         reflector::{self, ObjectRef, Store},
         watcher,
     },
@@ -32,6 +32,7 @@ use crate::{
     inplace::{CloneSetRevisionAdapter, InPlaceEngine},
     runtime::{
         Metrics,
+        events::{EventKind, EventRecorder},
         expectations::{ResourceVersionExpectations, ScaleExpectations},
     },
 };
@@ -62,7 +63,7 @@ pub struct Context {
     /// Set once every cache holds its initial list (reconciling earlier could create pods the
     /// cache does not show yet).
     pub synced: std::sync::atomic::AtomicBool,
-    recorder: Recorder,
+    recorder: EventRecorder,
 }
 
 impl Context {
@@ -77,19 +78,11 @@ impl Context {
             resource_version: cs.metadata.resource_version.clone(),
             ..Default::default()
         };
-        let event = Event {
-            type_: kind,
-            reason: reason.to_string(),
-            note: Some(note),
-            action: reason.to_string(),
-            secondary: None,
+        let kind = match kind {
+            EventType::Normal => EventKind::Normal,
+            EventType::Warning => EventKind::Warning,
         };
-        let recorder = self.recorder.clone();
-        tokio::spawn(async move {
-            if let Err(error) = recorder.publish(&event, &reference).await {
-                tracing::debug!(%error, "could not publish a CloneSet event");
-            }
-        });
+        self.recorder.publish(reference, kind, reason, note);
     }
 }
 
@@ -174,8 +167,7 @@ pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Se
 
     let engine = InPlaceEngine::new(client.clone(), Arc::new(CloneSetRevisionAdapter::default()))
         .with_field_manager(super::pod_ops::FIELD_MANAGER);
-    let recorder =
-        Recorder::new(client.clone(), Reporter { controller: "cloneset-controller".into(), instance: None });
+    let recorder = EventRecorder::new(client.clone(), "cloneset-controller");
     let ctx = Arc::new(Context {
         client: client.clone(),
         pods: pods.clone(),

@@ -479,7 +479,7 @@ async fn update(
                 ctx.rv_expectations.expect(&pod_key(pod), &rv, Instant::now());
                 changed = true;
             }
-            if transition.mark_pod_not_ready && transition.state == LifecycleState::Normal {
+            if transition.releases_update_hold() {
                 pod_ops::set_kruise_pod_ready(&ctx.client, pod, Some((PRE_UPDATE_HOLDER, false))).await?;
             }
         }

@@ -2,6 +2,7 @@
 //! `/healthz`, `/readyz` and `/metrics`, and stops cleanly (releasing the lease) on shutdown.
 //! The webhook server runs on every replica, outside leader election.
 
+pub mod events;
 pub mod expectations;
 pub mod health;
 pub mod leader;

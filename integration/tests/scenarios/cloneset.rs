@@ -98,8 +98,10 @@ pub async fn create_scale_and_delete(scene: Scene) -> Result<(), Skip> {
     let out = kubectl.run_stdin(&["apply", "-f", "-"], V1ALPHA1_WEB);
     assert!(out.contains("cloneset.apps.kruise.io/web created"), "{out}");
     let (set, pods) = kit.wait_settled("web", 5).await;
-    let ids: BTreeSet<String> =
-        pods.iter().filter_map(|pod| pod.labels().get("apps.kruise.io/cloneset-instance-id").cloned()).collect();
+    let ids: BTreeSet<String> = pods
+        .iter()
+        .filter_map(|pod| pod.labels().get("apps.kruise.io/cloneset-instance-id").cloned())
+        .collect();
     assert_eq!(ids.len(), 5, "every pod has its own instance id");
     for pod in &pods {
         let id = &pod.labels()["apps.kruise.io/cloneset-instance-id"];
@@ -110,8 +112,9 @@ pub async fn create_scale_and_delete(scene: Scene) -> Result<(), Skip> {
     assert_eq!(set.status.as_ref().unwrap().update_revision, set.status.as_ref().unwrap().current_revision);
 
     // ... and is served back as v1beta1 (and the v1beta1 one as v1alpha1).
-    let beta: Value = serde_json::from_str(&kubectl.run(&["get", "clonesets.v1beta1.apps.kruise.io", "web", "-o", "json"]))
-        .unwrap();
+    let beta: Value =
+        serde_json::from_str(&kubectl.run(&["get", "clonesets.v1beta1.apps.kruise.io", "web", "-o", "json"]))
+            .unwrap();
     assert_eq!(beta["apiVersion"], "apps.kruise.io/v1beta1");
     assert_eq!(beta["spec"]["updateStrategy"]["type"], "RollingUpdate");
     assert_eq!(beta["spec"]["updateStrategy"]["rollingUpdate"]["podUpdatePolicy"], "InPlaceIfPossible");
@@ -119,13 +122,22 @@ pub async fn create_scale_and_delete(scene: Scene) -> Result<(), Skip> {
     let out = kubectl.run_stdin(&["apply", "-f", "-"], V1BETA1_API);
     assert!(out.contains("cloneset.apps.kruise.io/api created"), "{out}");
     kit.wait_settled("api", 2).await;
-    let alpha: Value =
-        serde_json::from_str(&kubectl.run(&["get", "clonesets.v1alpha1.apps.kruise.io", "api", "-o", "json"])).unwrap();
+    let alpha: Value = serde_json::from_str(&kubectl.run(&[
+        "get",
+        "clonesets.v1alpha1.apps.kruise.io",
+        "api",
+        "-o",
+        "json",
+    ]))
+    .unwrap();
     assert_eq!(alpha["apiVersion"], "apps.kruise.io/v1alpha1");
     assert_eq!(alpha["spec"]["updateStrategy"]["type"], "ReCreate");
     assert_eq!(alpha["spec"]["updateStrategy"]["maxSurge"], 1);
     assert_eq!(alpha["status"]["readyReplicas"], 2);
-    scene.observe("conversion", json!({"beta": beta["spec"]["updateStrategy"], "alpha": alpha["spec"]["updateStrategy"]}));
+    scene.observe(
+        "conversion",
+        json!({"beta": beta["spec"]["updateStrategy"], "alpha": alpha["spec"]["updateStrategy"]}),
+    );
 
     // `kubectl scale` goes through the scale subresource.
     let out = kubectl.run(&["scale", "cloneset", "web", "--replicas=7"]);
@@ -154,16 +166,23 @@ pub async fn create_scale_and_delete(scene: Scene) -> Result<(), Skip> {
 
     // podsToDelete with one replica less removes exactly that pod.
     let doomed = pods[3].name_any();
-    let kept: BTreeSet<String> = pods.iter().filter(|pod| pod.name_any() != doomed).filter_map(|pod| pod.uid()).collect();
-    kit.patch("web", json!({"spec": {"replicas": 6, "scaleStrategy": {"podsToDelete": [doomed]}}})).await.unwrap();
+    let kept: BTreeSet<String> =
+        pods.iter().filter(|pod| pod.name_any() != doomed).filter_map(|pod| pod.uid()).collect();
+    kit.patch("web", json!({"spec": {"replicas": 6, "scaleStrategy": {"podsToDelete": [doomed]}}}))
+        .await
+        .unwrap();
     let (_, pods) = kit
-        .wait_for("web", "podsToDelete honoured", |set, pods| settled(set, pods, 6) && !names(pods).contains(&doomed))
+        .wait_for("web", "podsToDelete honoured", |set, pods| {
+            settled(set, pods, 6) && !names(pods).contains(&doomed)
+        })
         .await;
     assert_eq!(uids(&pods), kept, "scale down by podsToDelete removed only the listed pod");
 
     // Scale down removes the pods with the lowest deletion cost first.
     let cheap: BTreeSet<String> = [pods[1].name_any(), pods[4].name_any()].into();
-    for (pod, cost) in pods.iter().map(|pod| (pod.name_any(), if cheap.contains(&pod.name_any()) { "-100" } else { "100" })) {
+    for (pod, cost) in
+        pods.iter().map(|pod| (pod.name_any(), if cheap.contains(&pod.name_any()) { "-100" } else { "100" }))
+    {
         kit.pods
             .patch(
                 &pod,
@@ -173,7 +192,9 @@ pub async fn create_scale_and_delete(scene: Scene) -> Result<(), Skip> {
             .await
             .unwrap();
     }
-    kit.patch("web", json!({"spec": {"replicas": 4, "scaleStrategy": {"podsToDelete": null}}})).await.unwrap();
+    kit.patch("web", json!({"spec": {"replicas": 4, "scaleStrategy": {"podsToDelete": null}}}))
+        .await
+        .unwrap();
     let (_, pods) = kit.wait_settled("web", 4).await;
     assert!(names(&pods).is_disjoint(&cheap), "the two cheapest pods were deleted: {:?}", names(&pods));
 
@@ -210,7 +231,9 @@ pub async fn create_scale_and_delete(scene: Scene) -> Result<(), Skip> {
     scene.observe("invalid/code", response.code);
 
     // Deletion protection: Always refuses; Cascading refuses while replicas > 0.
-    kit.patch("web", json!({"metadata": {"labels": {"policy.kruise.io/delete-protection": "Always"}}})).await.unwrap();
+    kit.patch("web", json!({"metadata": {"labels": {"policy.kruise.io/delete-protection": "Always"}}}))
+        .await
+        .unwrap();
     let refused = kit.sets.delete("web", &DeleteParams::default()).await.expect_err("Always protects");
     let kube::Error::Api(response) = refused else { panic!("unexpected error") };
     assert_eq!(response.code, 403, "{response:?}");
@@ -218,7 +241,8 @@ pub async fn create_scale_and_delete(scene: Scene) -> Result<(), Skip> {
     kit.patch("web", json!({"metadata": {"labels": {"policy.kruise.io/delete-protection": "Cascading"}}}))
         .await
         .unwrap();
-    let refused = kit.sets.delete("web", &DeleteParams::default()).await.expect_err("Cascading with replicas");
+    let refused =
+        kit.sets.delete("web", &DeleteParams::default()).await.expect_err("Cascading with replicas");
     assert!(matches!(refused, kube::Error::Api(ref r) if r.code == 403), "{refused:?}");
     kit.patch("web", json!({"spec": {"replicas": 0}})).await.unwrap();
     kit.wait_settled("web", 0).await;
@@ -241,8 +265,10 @@ pub async fn update_strategies(scene: Scene) -> Result<(), Skip> {
     let limits = kit.watch_limits("inplace");
     let (set, before) = kit.wait_settled("inplace", 4).await;
     let first_revision = set.status.unwrap().update_revision;
-    let ips: BTreeMap<String, Option<String>> =
-        before.iter().map(|pod| (pod.uid().unwrap(), pod.status.as_ref().and_then(|s| s.pod_ip.clone()))).collect();
+    let ips: BTreeMap<String, Option<String>> = before
+        .iter()
+        .map(|pod| (pod.uid().unwrap(), pod.status.as_ref().and_then(|s| s.pod_ip.clone())))
+        .collect();
     limits.arm();
     kit.set_image("inplace", "nginx:1.26").await;
     let (set, after) = kit
@@ -265,7 +291,10 @@ pub async fn update_strategies(scene: Scene) -> Result<(), Skip> {
     let reasons = kit.event_reasons("CloneSet", "inplace").await;
     assert_eq!(reasons.get("SuccessfulUpdatePodInPlace").copied(), Some(4), "{reasons:?}");
     assert_eq!(set.status.as_ref().unwrap().current_revision, set.status.as_ref().unwrap().update_revision);
-    scene.observe("inplace", json!({"podsKept": 4, "restarts": 1, "events": reasons.get("SuccessfulUpdatePodInPlace")}));
+    scene.observe(
+        "inplace",
+        json!({"podsKept": 4, "restarts": 1, "events": reasons.get("SuccessfulUpdatePodInPlace")}),
+    );
 
     // Rollback to the first template reuses the first revision.
     kit.set_image("inplace", "nginx:1.25").await;
@@ -358,7 +387,9 @@ pub async fn update_strategies(scene: Scene) -> Result<(), Skip> {
     assert_eq!(set.status.as_ref().unwrap().expected_updated_replicas, 2);
     assert_ne!(set.status.as_ref().unwrap().current_revision, set.status.as_ref().unwrap().update_revision);
     assert_eq!(pods.iter().filter(|pod| image_of(pod) == "nginx:1.26").count(), 2);
-    kit.patch("part", json!({"spec": {"updateStrategy": {"rollingUpdate": {"partition": "0%"}}}})).await.unwrap();
+    kit.patch("part", json!({"spec": {"updateStrategy": {"rollingUpdate": {"partition": "0%"}}}}))
+        .await
+        .unwrap();
     let (set, _) = kit.wait_settled("part", 5).await;
     assert_eq!(set.status.as_ref().unwrap().current_revision, set.status.as_ref().unwrap().update_revision);
     scene.observe("partition", json!({"updatedAt3of5": 2, "afterZeroPercent": 5}));
@@ -378,10 +409,14 @@ pub async fn update_strategies(scene: Scene) -> Result<(), Skip> {
     .await;
     kit.set_image("pause", "nginx:1.26").await;
     kit.wait_for("pause", "the rollout started", |set, _| {
-        set.status.as_ref().is_some_and(|s| s.updated_replicas >= 1)
+        set.status.as_ref().is_some_and(|s| {
+            s.observed_generation == set.metadata.generation.unwrap_or(0) && s.updated_replicas >= 1
+        })
     })
     .await;
-    kit.patch("pause", json!({"spec": {"updateStrategy": {"rollingUpdate": {"paused": true}}}})).await.unwrap();
+    kit.patch("pause", json!({"spec": {"updateStrategy": {"rollingUpdate": {"paused": true}}}}))
+        .await
+        .unwrap();
     let (set, _) = kit
         .wait_for("pause", "the pause observed", |set, _| {
             set.status.as_ref().is_some_and(|s| s.observed_generation == set.metadata.generation.unwrap())
@@ -392,9 +427,14 @@ pub async fn update_strategies(scene: Scene) -> Result<(), Skip> {
     let set = kit.sets.get("pause").await.unwrap();
     let status = set.status.unwrap();
     assert!(updated_at_pause < 4, "paused before the end ({updated_at_pause} updated)");
-    assert!(status.updated_replicas <= updated_at_pause + 1, "paused: at most the pod already in flight finishes");
+    assert!(
+        status.updated_replicas <= updated_at_pause + 1,
+        "paused: at most the pod already in flight finishes"
+    );
     assert!(status.updated_replicas < 4, "paused stops mid-way: {status:?}");
-    kit.patch("pause", json!({"spec": {"updateStrategy": {"rollingUpdate": {"paused": false}}}})).await.unwrap();
+    kit.patch("pause", json!({"spec": {"updateStrategy": {"rollingUpdate": {"paused": false}}}}))
+        .await
+        .unwrap();
     kit.wait_settled("pause", 4).await;
     scene.observe("paused", "stopped mid-way, finished after resume");
 
@@ -434,8 +474,12 @@ pub async fn kruise_rollout_sequence(scene: Scene) -> Result<(), Skip> {
                 .await;
             let status = set.status.clone().unwrap();
             let canary_hash = status.update_revision.rsplit('-').next().unwrap().to_string();
-            let at_canary = pods.iter().filter(|pod| pod.labels().get("pod-template-hash") == Some(&canary_hash)).count();
-            assert_eq!(at_canary as i32, expect_updated, "pod-template-hash labels agree with updatedReplicas");
+            let at_canary =
+                pods.iter().filter(|pod| pod.labels().get("pod-template-hash") == Some(&canary_hash)).count();
+            assert_eq!(
+                at_canary as i32, expect_updated,
+                "pod-template-hash labels agree with updatedReplicas"
+            );
             for pod in &pods {
                 let hash = &pod.labels()["pod-template-hash"];
                 assert!(revision_of(pod).unwrap().ends_with(hash.as_str()));
@@ -510,7 +554,10 @@ pub async fn kruise_rollout_sequence(scene: Scene) -> Result<(), Skip> {
     assert_eq!(step["updateIsCurrent"], true, "currentRevision follows once all pods are updated");
     scene.observe("rollout/6-finalized", &step);
     let pods = kit.pods_of("ro").await;
-    assert!(pods.iter().all(|pod| pod.labels().get("rollouts.kruise.io/rollout-id").map(String::as_str) == Some("r1")));
+    assert!(
+        pods.iter()
+            .all(|pod| pod.labels().get("rollouts.kruise.io/rollout-id").map(String::as_str) == Some("r1"))
+    );
     assert!(pods.iter().all(is_ready));
     let served = alpha.get("ro").await.unwrap();
     // Upstream defaulting turns a removed partition into 0.

@@ -85,7 +85,8 @@ impl Kit {
             kind: "CloneSet".into(),
             plural: "clonesets".into(),
         };
-        let api: Api<kube::api::DynamicObject> = Api::namespaced_with(self.client.clone(), "default", &resource);
+        let api: Api<kube::api::DynamicObject> =
+            Api::namespaced_with(self.client.clone(), "default", &resource);
         let object: kube::api::DynamicObject = serde_json::from_value(manifest).unwrap();
         api.create(&PostParams::default(), &object).await.map(|_| ())
     }
@@ -151,8 +152,10 @@ impl Kit {
     /// Waits until the CloneSet has reconciled its spec and all `replicas` pods are updated and
     /// Ready, with no extra pod left.
     pub async fn wait_settled(&self, name: &str, replicas: i32) -> (CloneSet, Vec<Pod>) {
-        self.wait_for(name, &format!("{replicas} pods updated and ready"), |set, pods| settled(set, pods, replicas))
-            .await
+        self.wait_for(name, &format!("{replicas} pods updated and ready"), |set, pods| {
+            settled(set, pods, replicas)
+        })
+        .await
     }
 
     /// The revisions a CloneSet owns.
@@ -334,7 +337,8 @@ impl PodLimits {
                         .count();
                     let mut seen = seen.lock();
                     seen.events += 1;
-                    let active = current.values().filter(|pod| pod.metadata.deletion_timestamp.is_none()).count();
+                    let active =
+                        current.values().filter(|pod| pod.metadata.deletion_timestamp.is_none()).count();
                     seen.max_pods = seen.max_pods.max(active);
                     seen.max_objects = seen.max_objects.max(current.len());
                     seen.uids.extend(current.values().filter_map(|pod| pod.uid()));

@@ -24,7 +24,9 @@ impl Kubectl {
     /// The kubectl for `scene`, or why the scenario must be skipped.
     pub fn for_scene(scene: &Scene) -> Result<Self, Skip> {
         let Some(binary) = kruise_integration::kubectl_binary() else {
-            return Err(Skip("no kubectl (run integration/tools/fetch-kubectl.sh or set KRUISE_KUBECTL)".into()));
+            return Err(Skip(
+                "no kubectl (run integration/tools/fetch-kubectl.sh or set KRUISE_KUBECTL)".into(),
+            ));
         };
         Ok(Self { binary, kubeconfig: scene.cluster().kubeconfig_path().to_path_buf() })
     }

@@ -5,7 +5,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 mod cloneset;
+mod cloneset_features;
 mod cloneset_kit;
+mod cloneset_robustness;
 mod crds;
 mod kubectl;
 mod nodes;
@@ -55,10 +57,41 @@ fn main() -> ExitCode {
             name: "cloneset::create_scale_and_delete",
             run: |scene| Box::pin(cloneset::create_scale_and_delete(scene)),
         },
-        Scenario { name: "cloneset::update_strategies", run: |scene| Box::pin(cloneset::update_strategies(scene)) },
+        Scenario {
+            name: "cloneset::update_strategies",
+            run: |scene| Box::pin(cloneset::update_strategies(scene)),
+        },
         Scenario {
             name: "cloneset::kruise_rollout_sequence",
             run: |scene| Box::pin(cloneset::kruise_rollout_sequence(scene)),
+        },
+        Scenario {
+            name: "cloneset::manager_restart_mid_rollout",
+            run: |scene| Box::pin(cloneset_robustness::manager_restart_mid_rollout(scene)),
+        },
+        Scenario {
+            name: "cloneset::leader_handover",
+            run: |scene| Box::pin(cloneset_robustness::leader_handover(scene)),
+        },
+        Scenario {
+            name: "cloneset::conflict_storm",
+            run: |scene| Box::pin(cloneset_robustness::conflict_storm(scene)),
+        },
+        Scenario {
+            name: "cloneset::lifecycle_hooks",
+            run: |scene| Box::pin(cloneset_features::lifecycle_hooks(scene)),
+        },
+        Scenario {
+            name: "cloneset::priority_scatter_and_scale_limit",
+            run: |scene| Box::pin(cloneset_features::priority_scatter_and_scale_limit(scene)),
+        },
+        Scenario {
+            name: "cloneset::grace_and_resize",
+            run: |scene| Box::pin(cloneset_features::grace_and_resize(scene)),
+        },
+        Scenario {
+            name: "cloneset::volume_claims",
+            run: |scene| Box::pin(cloneset_features::volume_claims(scene)),
         },
     ])
 }

@@ -405,6 +405,17 @@ pub struct LifecycleTransition {
     pub mark_pod_not_ready: bool,
 }
 
+impl LifecycleTransition {
+    /// Whether the move lifts the NotReady mark the inPlaceUpdate hook put on the pod in
+    /// `PreparingUpdate` (upstream `executePodNotReadyPolicy`): once the update is done, at
+    /// `Updated`, so the pod serves again while the hook's handler is still off it; and at
+    /// `Normal`, which a pod reaches directly when the handler came back before the update
+    /// completed.
+    pub fn releases_update_hold(&self) -> bool {
+        self.mark_pod_not_ready && matches!(self.state, LifecycleState::Updated | LifecycleState::Normal)
+    }
+}
+
 /// The lifecycle move of one pod at the start of an update round (upstream `refreshPodState`,
 /// after the in-place engine's own refresh). `in_place_update_completed` is the engine's verdict
 /// that the pod runs everything its last in-place update asked for.
@@ -871,6 +882,26 @@ mod tests {
         ];
         for (name, cs, pod, completed, expected) in cases {
             assert_eq!(refresh_lifecycle_state(cs, &pod, "new", completed), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn in_place_update_hold_is_lifted_once_updated() {
+        let cases = [
+            (LifecycleState::Updated, true, true),
+            (LifecycleState::Normal, true, true),
+            (LifecycleState::PreparingUpdate, true, false),
+            (LifecycleState::Updating, true, false),
+            (LifecycleState::Updated, false, false),
+            (LifecycleState::Normal, false, false),
+        ];
+        for (state, mark_pod_not_ready, lifted) in cases {
+            let transition = LifecycleTransition { state: state.clone(), mark_pod_not_ready };
+            assert_eq!(
+                transition.releases_update_hold(),
+                lifted,
+                "{state:?} markPodNotReady={mark_pod_not_ready}"
+            );
         }
     }
 }
