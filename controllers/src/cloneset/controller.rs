@@ -34,6 +34,7 @@ use crate::{
         Metrics,
         events::{EventKind, EventRecorder},
         expectations::{ResourceVersionExpectations, ScaleExpectations},
+        queue::PendingQueue,
     },
 };
 
@@ -64,6 +65,8 @@ pub struct Context {
     /// cache does not show yet).
     pub synced: std::sync::atomic::AtomicBool,
     recorder: EventRecorder,
+    /// Objects waiting for a reconcile (the queue-depth gauge).
+    queue: PendingQueue,
 }
 
 impl Context {
@@ -118,6 +121,7 @@ fn owners_of(
 }
 
 async fn reconcile(cs: Arc<CloneSet>, ctx: Arc<Context>) -> Result<Action, ControllerError> {
+    ctx.queue.started(&format!("{}/{}", cs.namespace().unwrap_or_default(), cs.name_any()));
     if !ctx.synced.load(std::sync::atomic::Ordering::SeqCst) {
         return Ok(Action::requeue(Duration::from_millis(200)));
     }
@@ -180,16 +184,41 @@ pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Se
         metrics: metrics.clone(),
         synced: std::sync::atomic::AtomicBool::new(false),
         recorder,
+        queue: PendingQueue::new(metrics.clone(), CONTROLLER_NAME),
     });
+    metrics.init_controller(CONTROLLER_NAME);
 
-    let controller = Controller::new(clonesets_api, watcher::Config::default());
-    let clonesets = controller.store();
-    let (for_pods, for_pvcs, for_revisions) = (clonesets.clone(), clonesets.clone(), clonesets.clone());
+    let (clonesets, cloneset_writer) = reflector::store::<CloneSet>();
+    let cloneset_queue = ctx.queue.clone();
+    let cloneset_stream = watcher(clonesets_api, watcher::Config::default())
+        .default_backoff()
+        .reflect(cloneset_writer)
+        .touched_objects()
+        .inspect(move |result| {
+            if let Ok(cs) = result {
+                cloneset_queue.triggered(format!("{}/{}", cs.namespace().unwrap_or_default(), cs.name_any()));
+            }
+        });
+    let controller = Controller::for_stream(cloneset_stream, clonesets.clone());
+    let owners = |store: reflector::Store<CloneSet>, queue: PendingQueue| {
+        move |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+            let refs = owners_of(meta, &store);
+            for owner in &refs {
+                queue.triggered(format!("{}/{}", owner.namespace.as_deref().unwrap_or_default(), owner.name));
+            }
+            refs
+        }
+    };
+    let (for_pods, for_pvcs, for_revisions) = (
+        owners(clonesets.clone(), ctx.queue.clone()),
+        owners(clonesets.clone(), ctx.queue.clone()),
+        owners(clonesets.clone(), ctx.queue.clone()),
+    );
     let controller = controller
-        .watches_stream(pod_stream, move |pod: Pod| owners_of(&pod.metadata, &for_pods))
-        .watches_stream(pvc_stream, move |pvc: PersistentVolumeClaim| owners_of(&pvc.metadata, &for_pvcs))
+        .watches_stream(pod_stream, move |pod: Pod| for_pods(&pod.metadata))
+        .watches_stream(pvc_stream, move |pvc: PersistentVolumeClaim| for_pvcs(&pvc.metadata))
         .watches_stream(revision_stream, move |revision: ControllerRevision| {
-            owners_of(&revision.metadata, &for_revisions)
+            for_revisions(&revision.metadata)
         });
 
     let stores_ready = {

@@ -98,6 +98,23 @@ impl Metrics {
         ControllerLabels { controller: controller.to_string() }
     }
 
+    /// Creates every series of `controller` at zero, so that dashboards and alerts see the
+    /// series (0 errors, 0 timeouts) before the first event instead of no data.
+    pub fn init_controller(&self, controller: &str) {
+        for result in ["success", "requeue", "error"] {
+            let _ = self
+                .reconciles
+                .get_or_create(&ResultLabels { controller: controller.into(), result: result.into() });
+        }
+        let _ = self.errors.get_or_create(&Self::labels(controller));
+        let _ = self.expectation_timeouts.get_or_create(&Self::labels(controller));
+        for method in ["inplace", "recreate"] {
+            let _ = self
+                .pod_updates
+                .get_or_create(&UpdateLabels { controller: controller.into(), method: method.into() });
+        }
+    }
+
     /// Records one reconcile.
     pub fn reconciled(&self, controller: &str, result: &str, seconds: f64) {
         self.reconciles

@@ -7,6 +7,7 @@ pub mod expectations;
 pub mod health;
 pub mod leader;
 pub mod metrics;
+pub mod queue;
 
 use std::{future::Future, net::SocketAddr, pin::Pin, sync::Arc};
 

@@ -321,13 +321,19 @@ pub async fn update_strategies(scene: Scene) -> Result<(), Skip> {
     let refused = kit
         .patch(
             "strict",
-            json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "env": [{"name": "A", "value": "1"}]}]}}}}),
+            json!({"spec": {"template": {"spec": {"containers": [
+                {"name": "main", "image": "nginx:1.25", "env": [{"name": "A", "value": "1"}]}
+            ]}}}}),
         )
         .await
         .expect_err("InPlaceOnly refuses a non-image change");
     let kube::Error::Api(response) = refused else { panic!("unexpected error") };
     assert!((400..500).contains(&response.code), "{response:?}");
-    assert!(response.message.contains("spec.template"), "{}", response.message);
+    assert!(
+        response.message.contains("only allowed to update images in spec for InPlaceOnly"),
+        "{}",
+        response.message
+    );
     kit.set_image("strict", "nginx:1.26").await;
     kit.wait_for("strict", "image updated in place", |set, pods| {
         settled(set, pods, 2) && pods.iter().all(|pod| restarts_of(pod) == 1)
@@ -564,6 +570,102 @@ pub async fn kruise_rollout_sequence(scene: Scene) -> Result<(), Skip> {
     let partition = &served.data["spec"]["updateStrategy"]["partition"];
     assert!(partition.is_null() || *partition == json!(0), "{partition}");
 
+    kit.shutdown().await;
+    Ok(())
+}
+
+fn condition(set: &CloneSet, kind: &str) -> Option<(String, String)> {
+    set.status
+        .as_ref()?
+        .conditions
+        .iter()
+        .find(|c| c.type_ == kind)
+        .map(|c| (c.status.clone(), c.reason.clone()))
+}
+
+/// The value of one Prometheus sample line (`name{labels} value`).
+fn sample(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|line| line.strip_prefix(series).and_then(|rest| rest.trim().parse().ok()))
+        .unwrap_or_else(|| panic!("no sample {series} in /metrics:\n{text}"))
+}
+
+/// The Progressing condition with a progress deadline (available, exceeded by pods that never
+/// become ready, recovered by a rollback) and the manager's metrics after real work.
+pub async fn progress_deadline_and_metrics(scene: Scene) -> Result<(), Skip> {
+    let kit = Kit::start(&scene).await;
+    kit.create(cloneset(
+        "slow",
+        2,
+        "nginx:1.25",
+        json!({
+            "progressDeadlineSeconds": 5,
+            "updateStrategy": {"rollingUpdate": {"podUpdatePolicy": "ReCreate", "maxUnavailable": 1}}
+        }),
+    ))
+    .await
+    .unwrap();
+    let (set, _) = kit
+        .wait_for("slow", "available", |set, pods| {
+            settled(set, pods, 2)
+                && condition(set, "Progressing").is_some_and(|(_, reason)| reason == "CloneSetAvailable")
+        })
+        .await;
+    assert_eq!(condition(&set, "Progressing").unwrap().0, "True");
+
+    // New pods that never become ready: the deadline passes.
+    kit.patch(
+        "slow",
+        json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.25", "env": [{"name": "KRUISE_SIM_READY", "value": "false"}]}]}}}}),
+    )
+    .await
+    .unwrap();
+    let (set, _) = kit
+        .wait_for("slow", "the progress deadline exceeded", |set, _| {
+            condition(set, "Progressing").is_some_and(|(_, reason)| reason == "ProgressDeadlineExceeded")
+        })
+        .await;
+    assert_eq!(condition(&set, "Progressing").unwrap().0, "False");
+    let status = set.status.unwrap();
+    assert!(
+        status.updated_ready_replicas == 0 && status.ready_replicas >= 1,
+        "maxUnavailable 1 kept one pod: {status:?}"
+    );
+
+    // Rolling back to the working template recovers.
+    kit.patch(
+        "slow",
+        json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}}}}),
+    )
+    .await
+    .unwrap();
+    kit.wait_for("slow", "available again", |set, pods| {
+        settled(set, pods, 2)
+            && condition(set, "Progressing") == Some(("True".into(), "CloneSetAvailable".into()))
+    })
+    .await;
+    scene.observe("progressing", ["CloneSetAvailable", "ProgressDeadlineExceeded", "CloneSetAvailable"]);
+
+    let metrics = kit.manager.as_ref().unwrap().metrics().await.unwrap();
+    assert!(
+        sample(&metrics, "kruise_controller_reconcile_total{controller=\"cloneset\",result=\"success\"}")
+            >= 5.0
+    );
+    assert!(sample(&metrics, "kruise_pod_updates_total{controller=\"cloneset\",method=\"recreate\"}") >= 2.0);
+    assert!(
+        sample(&metrics, "kruise_controller_reconcile_duration_seconds_count{controller=\"cloneset\"}")
+            >= 5.0
+    );
+    assert!(metrics.contains("kruise_controller_queue_depth{controller=\"cloneset\"}"), "{metrics}");
+    assert!(
+        metrics.contains("kruise_controller_expectation_timeouts_total{controller=\"cloneset\"}"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("kruise_controller_reconcile_errors_total{controller=\"cloneset\"}"),
+        "{metrics}"
+    );
+    scene.observe("metrics", "reconciles, recreate updates, durations, queue depth, expectation timeouts");
     kit.shutdown().await;
     Ok(())
 }

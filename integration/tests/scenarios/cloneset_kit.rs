@@ -49,6 +49,14 @@ impl Kit {
     pub async fn start_with(scene: &Scene, manager: Option<ManagerSpec>) -> Self {
         let cluster = scene.cluster();
         cluster.install_crds().await.expect("installing the CRDs");
+        // Established is not yet served everywhere on a real API server: wait until a list works,
+        // so that the manager's watches do not start in backoff.
+        let sets: Api<CloneSet> = Api::namespaced(cluster.client(), "default");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while sets.list(&ListParams::default().limit(1)).await.is_err() {
+            assert!(Instant::now() < deadline, "CloneSets are not served 30 s after the CRD was Established");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         let nodes = SimNodes::start(cluster, Hosting::InProcess, 3).await.expect("starting simulated nodes");
         let manager = match manager {
             Some(spec) => Some(KruiseManager::start(cluster, spec).await.expect("starting the manager")),

@@ -118,7 +118,27 @@ pub async fn leader_handover(scene: Scene) -> Result<(), Skip> {
         taken.as_secs_f64(),
         LEASE_DURATION.as_secs()
     ));
-    kit.manager = Some(beta);
+
+    // A graceful stop (SIGTERM) releases the Lease: a third replica takes it without waiting
+    // for it to expire.
+    let gamma = KruiseManager::start(scene.cluster(), ManagerSpec::process("gamma")).await.unwrap();
+    beta.stop().await;
+    let stopped = Instant::now();
+    loop {
+        if let Some(holder) = lease_holder(&kit.client).await
+            && holder.starts_with("gamma_")
+        {
+            break;
+        }
+        assert!(stopped.elapsed() < LEASE_DURATION, "a released Lease is taken before it would expire");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let released_takeover = stopped.elapsed();
+    kit.patch("ha", json!({"spec": {"replicas": 2}})).await.unwrap();
+    kit.wait_settled("ha", 2).await;
+    scene.observe("graceful", "a stopped leader released the Lease and the next replica reconciled");
+    scene.note(format!("takeover after a graceful stop: {:.1}s", released_takeover.as_secs_f64()));
+    kit.manager = Some(gamma);
     kit.shutdown().await;
     Ok(())
 }

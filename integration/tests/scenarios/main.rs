@@ -66,6 +66,10 @@ fn main() -> ExitCode {
             run: |scene| Box::pin(cloneset::kruise_rollout_sequence(scene)),
         },
         Scenario {
+            name: "cloneset::progress_deadline_and_metrics",
+            run: |scene| Box::pin(cloneset::progress_deadline_and_metrics(scene)),
+        },
+        Scenario {
             name: "cloneset::manager_restart_mid_rollout",
             run: |scene| Box::pin(cloneset_robustness::manager_restart_mid_rollout(scene)),
         },
