@@ -231,11 +231,11 @@ pub fn desired_kruise_pod_ready(pod: &Pod, holders: &[(String, String)]) -> Opti
         return None;
     }
     let now = Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
-    let mut condition = json!({"type": KRUISE_POD_READY, "status": status, "lastTransitionTime": now});
-    if !message.is_empty() {
-        condition["message"] = json!(message);
-    }
-    Some(condition)
+    // The message is always written (null removes it in the strategic merge): a condition
+    // turning True must not keep the holders of its False days, or the next read of the
+    // holders would bring them back.
+    let message = if message.is_empty() { Value::Null } else { json!(message) };
+    Some(json!({"type": KRUISE_POD_READY, "status": status, "lastTransitionTime": now, "message": message}))
 }
 
 /// Adds or removes a `KruisePodReady` holder (a lifecycle hook keeping the pod NotReady), and
@@ -337,6 +337,12 @@ mod tests {
         });
         assert_eq!(not_ready_holders(&pod), [("Lifecycle".to_string(), PRE_DELETE_HOLDER.to_string())]);
         assert!(desired_kruise_pod_ready(&pod, &not_ready_holders(&pod)).is_none(), "already so");
+        let released = desired_kruise_pod_ready(&pod, &[]).unwrap();
+        assert_eq!(released["status"], "True");
+        assert!(
+            released.get("message").is_some_and(Value::is_null),
+            "releasing the last holder removes the message: {released}"
+        );
         assert!(desired_kruise_pod_ready(&Pod::default(), &[]).is_none(), "no gate, no condition");
     }
 }

@@ -392,7 +392,7 @@ async fn create_pods(
     }
 }
 
-/// Deletes a pod (and its PVCs unless they are reused) or moves it to PreparingDelete while the
+/// Deletes a pod (and the PVCs of its instance id) or moves it to PreparingDelete while the
 /// preDelete hook holds it. True when something changed.
 async fn delete_or_prepare(
     cs: &CloneSet,
@@ -430,10 +430,25 @@ async fn delete_or_prepare(
                 "SuccessfulDelete",
                 format!("succeed to delete pod {}", pod.name_any()),
             );
-            if !cs.spec.scale_strategy.enable_pvc_reuse
-                && let Some(id) = pod.labels().get(CLONESET_INSTANCE_ID)
-            {
-                pod_ops::delete_pvcs_of(&ctx.client, &pod.namespace().unwrap_or_default(), pvcs, id).await?;
+            // A pod the controller deletes takes its PVCs along, whether or not PVCs are reused
+            // (upstream `deletePods`; reuse is for pods that went away by other hands). The
+            // deletes are expected, so that a stale cache never offers their instance id again.
+            if let Some(id) = pod.labels().get(CLONESET_INSTANCE_ID) {
+                let claims: Vec<String> = pvcs
+                    .iter()
+                    .filter(|c| c.labels().get(CLONESET_INSTANCE_ID) == Some(id))
+                    .map(|c| c.name_any())
+                    .collect();
+                for claim in &claims {
+                    ctx.scale_expectations.expect(&key, ScaleAction::Delete, claim, Instant::now());
+                }
+                let namespace = pod.namespace().unwrap_or_default();
+                if let Err(error) = pod_ops::delete_pvcs_of(&ctx.client, &namespace, pvcs, id).await {
+                    for claim in &claims {
+                        ctx.scale_expectations.forget(&key, ScaleAction::Delete, claim);
+                    }
+                    return Err(error);
+                }
             }
             Ok(true)
         }

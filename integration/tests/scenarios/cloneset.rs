@@ -110,6 +110,17 @@ pub async fn create_scale_and_delete(scene: Scene) -> Result<(), Skip> {
         assert_eq!(revision_of(pod), Some(format!("web-{hash}").as_str()));
     }
     assert_eq!(set.status.as_ref().unwrap().update_revision, set.status.as_ref().unwrap().current_revision);
+    // The pod webhook gave every pod the KruisePodReady gate, and the controller set it True.
+    for pod in &pods {
+        let gates = pod.spec.as_ref().unwrap().readiness_gates.clone().unwrap_or_default();
+        assert!(gates.iter().any(|gate| gate.condition_type == "KruisePodReady"), "{}", pod.name_any());
+        let conditions = pod.status.as_ref().unwrap().conditions.clone().unwrap_or_default();
+        assert!(
+            conditions.iter().any(|c| c.type_ == "KruisePodReady" && c.status == "True"),
+            "{}",
+            pod.name_any()
+        );
+    }
 
     // ... and is served back as v1beta1 (and the v1beta1 one as v1alpha1).
     let beta: Value =

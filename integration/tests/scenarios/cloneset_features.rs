@@ -12,6 +12,7 @@ use std::{
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod};
+use kruise_crds::apps::v1beta1::CloneSet;
 use kruise_integration::{Scene, Skip};
 use kube::{
     Api, ResourceExt,
@@ -21,7 +22,9 @@ use kube::{
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 
-use crate::cloneset_kit::{Kit, SETTLE, cloneset, image_of, is_ready, pod_summary, restarts_of, revision_of};
+use crate::cloneset_kit::{
+    Kit, SETTLE, cloneset, image_of, is_ready, merge, pod_summary, restarts_of, revision_of, settled,
+};
 
 const STATE: &str = "lifecycle.apps.kruise.io/state";
 const INSTANCE_ID: &str = "apps.kruise.io/cloneset-instance-id";
@@ -76,9 +79,13 @@ async fn wait_pod(kit: &Kit, name: &str, what: &str, check: impl Fn(&Pod) -> boo
             return pod.clone();
         }
         if Instant::now() > deadline {
+            let pod = pod.map(|mut p| {
+                p.metadata.managed_fields = None;
+                (p.metadata, p.status)
+            });
             panic!(
                 "timed out waiting for pod {name}: {what}\nnow: {}",
-                serde_json::to_string_pretty(&pod.map(|p| (p.metadata, p.status))).unwrap()
+                serde_json::to_string_pretty(&pod).unwrap()
             );
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -110,6 +117,14 @@ fn summary(pod: &Pod) -> String {
         pod.labels(),
         pod.finalizers()
     )
+}
+
+/// Waits until the CloneSet is settled with every pod in lifecycle state Normal.
+async fn wait_settled_normal(kit: &Kit, name: &str, replicas: i32) -> (CloneSet, Vec<Pod>) {
+    kit.wait_for(name, &format!("{replicas} pods updated, ready and Normal"), |set, pods| {
+        settled(set, pods, replicas) && pods.iter().all(|p| lifecycle_of(p) == "Normal")
+    })
+    .await
 }
 
 /// Waits until the CloneSet's events include `reason` (events are published in the background).
@@ -245,7 +260,7 @@ async fn pre_delete_with_label(scene: &Scene, kit: &Kit) {
     ))
     .await
     .unwrap();
-    let (_, pods) = kit.wait_settled(name, 2).await;
+    let (_, pods) = wait_settled_normal(kit, name, 2).await;
     scene.observe("preDelete/states before", pods.iter().map(lifecycle_of).collect::<Vec<_>>());
     for pod in &pods {
         set_pod_label(kit, &pod.name_any(), BLOCKER, Some("true")).await;
@@ -324,7 +339,7 @@ async fn pre_delete_with_finalizer(scene: &Scene, kit: &Kit) {
 
     // Scale back up: the held pod is taken back instead of creating one.
     set_replicas(kit, name, 2).await;
-    let (_, pods) = kit.wait_settled(name, 2).await;
+    let (_, pods) = wait_settled_normal(kit, name, 2).await;
     let now: BTreeSet<String> = pods.iter().map(uid_of).collect();
     assert_eq!(now, uids, "the cancelled scale-in keeps the same pods");
     let taken_back = pods.iter().find(|p| p.name_any() == held).unwrap();
@@ -488,7 +503,7 @@ pub async fn priority_scatter_and_scale_limit(scene: Scene) -> Result<(), Skip> 
     let kit = Kit::start(&scene).await;
     let one_at_a_time = |extra: Value| {
         let mut rolling = json!({"podUpdatePolicy": "InPlaceIfPossible", "maxUnavailable": 1});
-        crate::cloneset_kit::merge(&mut rolling, extra);
+        merge(&mut rolling, extra);
         json!({"updateStrategy": {"rollingUpdate": rolling}})
     };
     let tier = |value: &str| json!({"matchLabels": {"example.com/tier": value}});
@@ -518,7 +533,9 @@ pub async fn priority_scatter_and_scale_limit(scene: Scene) -> Result<(), Skip> 
         })),
     ));
     let (weight, order, scatter) = tokio::join!(weight, order, scatter);
-    (weight.unwrap(), order.unwrap(), scatter.unwrap());
+    for created in [weight, order, scatter] {
+        created.unwrap();
+    }
 
     // Label the pods: each CloneSet's pods by name get one value each.
     let plans: [(&str, usize, &str, Vec<Option<&str>>); 3] = [
@@ -645,7 +662,7 @@ async fn grace_period(scene: &Scene, kit: &Kit) {
     let changed = wait_pod(kit, &pod, "the new image in the spec", |p| image_of(p) == "nginx:1.26").await;
     let waited = labelled_at.elapsed();
     assert!(
-        waited >= Duration::from_secs(4),
+        waited >= Duration::from_secs(3),
         "the spec changed {:.1} s after the revision label, before the 5 s grace period",
         waited.as_secs_f64()
     );
@@ -707,7 +724,7 @@ async fn resize(scene: &Scene, kit: &Kit) {
         [("cpu", "200m"), ("memory", "128Mi")].map(|(k, v)| (k.to_string(), v.to_string())).into();
     let (_, after) = kit
         .wait_for(name, "both pods resized in place and reported", |set, pods| {
-            crate::cloneset_kit::settled(set, pods, 2)
+            settled(set, pods, 2)
                 && pods
                     .iter()
                     .all(|p| spec_requests(p) == wanted && status_requests(p).as_ref() == Some(&wanted))
@@ -842,6 +859,11 @@ async fn delete_pod_and_wait(kit: &Kit, pod: &Pod) {
 pub async fn volume_claims(scene: Scene) -> Result<(), Skip> {
     let kit = Kit::start(&scene).await;
     create_volumes(&kit, 8).await;
+    scene.note(
+        "8 hostPath PersistentVolumes are created first: on the real tier the claims must bind before \
+         kube-scheduler places the pods (the embedded scheduler does not look at volumes; PVC phases are \
+         not compared)",
+    );
     let name = "claims";
     kit.create(cloneset(
         name,
