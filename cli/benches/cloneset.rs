@@ -220,7 +220,7 @@ async fn wait_nodes_ready(client: &Client, count: u32) {
                         .as_ref()
                         .and_then(|s| s.conditions.as_ref())
                         .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-                        && !node.spec.as_ref().and_then(|s| s.taints.as_ref()).is_some_and(|t| !t.is_empty())
+                        && node.spec.as_ref().and_then(|s| s.taints.as_ref()).is_none_or(|t| t.is_empty())
                 })
                 .count();
             (ready as u32 >= count, format!("{ready}/{count} Ready"))
@@ -247,6 +247,7 @@ impl InProcessManager {
                 ..Default::default()
             }),
             leader_election: None,
+            ..Default::default()
         };
         let (stop, stopped) = oneshot::channel::<()>();
         let (started_tx, started_rx) = oneshot::channel();
@@ -765,13 +766,17 @@ fn kruise_binary() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kruise")))
 }
 
-async fn memory(bench: &Bench, client: &Client, kubeconfig: &Path, log_path: &Path) {
-    let (sets_n, per_set) = (bench.sizes.sets, bench.sizes.pods_per_set);
-    let total = sets_n * per_set;
-    println!(
-        "\n3. manager resident memory with {sets_n} CloneSets x {per_set} pods ({total} pods, {} nodes; manager as a `kruise manager` process)",
-        bench.sizes.nodes
-    );
+/// (user + system CPU seconds) of a process, from /proc.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or_default().split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Starts `kruise manager` against the kubeconfig and waits for its `/readyz`; `None` (with
+/// the log's path printed) when it never becomes ready.
+async fn start_manager_process(kubeconfig: &Path, log_path: &Path) -> Option<Process> {
     let health = free_port();
     let binary = kruise_binary();
     let log = std::fs::File::create(log_path).unwrap();
@@ -788,10 +793,9 @@ async fn memory(bench: &Bench, client: &Client, kubeconfig: &Path, log_path: &Pa
         .stderr(log)
         .spawn()
         .unwrap_or_else(|error| panic!("starting {}: {error}", binary.display()));
-    let pid = child.id();
-    let _manager = Process(child);
+    let process = Process(child);
     let http = reqwest::Client::builder().timeout(Duration::from_secs(2)).build().unwrap();
-    let ready = wait_for("manager process /readyz", Duration::from_secs(60), || {
+    let ready = wait_for("manager process /readyz", Duration::from_secs(120), || {
         let http = http.clone();
         async move {
             match http.get(format!("http://{health}/readyz")).send().await {
@@ -801,17 +805,33 @@ async fn memory(bench: &Bench, client: &Client, kubeconfig: &Path, log_path: &Pa
         }
     })
     .await;
-    if ready.is_none() {
-        println!("  the manager process never became ready; its log: {}", log_path.display());
-        return;
+    match ready {
+        Some(_) => Some(process),
+        None => {
+            println!("  the manager process never became ready; its log: {}", log_path.display());
+            None
+        }
     }
+}
+
+async fn memory(bench: &Bench, client: &Client, kubeconfig: &Path, dir: &Path) {
+    let (sets_n, per_set) = (bench.sizes.sets, bench.sizes.pods_per_set);
+    let total = sets_n * per_set;
+    println!(
+        "\n3. manager resident memory with {sets_n} CloneSets x {per_set} pods ({total} pods, {} nodes; manager as a `kruise manager` process)",
+        bench.sizes.nodes
+    );
+    let log_path = dir.join("manager.log");
+    let Some(manager) = start_manager_process(kubeconfig, &log_path).await else { return };
+    let pid = manager.0.id();
     tokio::time::sleep(Duration::from_secs(2)).await;
     let idle = memory_mib(pid, "VmRSS:");
-    println!("  {} (pid {pid}) ready; idle RSS {idle:.1} MiB", binary.display());
+    println!("  {} (pid {pid}) ready; idle RSS {idle:.1} MiB", kruise_binary().display());
 
     let namespace = "memory";
     create_namespace(client, namespace).await;
     let sets: Api<CloneSet> = Api::namespaced(client.clone(), namespace);
+    let (manager_cpu, own_cpu) = (cpu_seconds(pid), cpu_seconds(std::process::id()));
     let started = Instant::now();
     stream::iter(0..sets_n)
         .for_each_concurrent(8, |i| {
@@ -830,27 +850,28 @@ async fn memory(bench: &Bench, client: &Client, kubeconfig: &Path, log_path: &Pa
             }
         })
         .await;
-    let mut peak_rss = 0.0f64;
     let done = wait_for("[memory] all CloneSets Ready", bench.sizes.timeout, || {
         let rss = memory_mib(pid, "VmRSS:");
-        peak_rss = peak_rss.max(rss);
         let sets = sets.clone();
         async move {
             let list = sets.list(&ListParams::default()).await.map(|l| l.items).unwrap_or_default();
+            let pods: i32 = list.iter().filter_map(|s| s.status.as_ref()).map(|s| s.replicas).sum();
             let ready: i32 = list.iter().filter_map(|s| s.status.as_ref()).map(|s| s.ready_replicas).sum();
             let done = list.iter().filter(|s| settled(s, per_set)).count();
             (
                 done == sets_n,
                 format!(
-                    "{done}/{sets_n} CloneSets settled, {ready}/{total} pods Ready; manager RSS {rss:.1} MiB"
+                    "{done}/{sets_n} CloneSets settled, {pods} pods in status, {ready}/{total} Ready; manager RSS {rss:.1} MiB"
                 ),
             )
         }
     })
-    .await;
-    match done.map(|_| started.elapsed()) {
+    .await
+    .map(|_| started.elapsed());
+    let (manager_cpu, own_cpu) = (cpu_seconds(pid) - manager_cpu, cpu_seconds(std::process::id()) - own_cpu);
+    match done {
         Some(t) => println!(
-            "  {total} pods Ready in {:.1} s ({:.1} pods/s)",
+            "  {total} pods Ready in {:.1} s ({:.1} pods/s); CPU meanwhile: manager {manager_cpu:.1} s, this process (API server + nodes) {own_cpu:.1} s",
             t.as_secs_f64(),
             total as f64 / t.as_secs_f64()
         ),
@@ -861,10 +882,33 @@ async fn memory(bench: &Bench, client: &Client, kubeconfig: &Path, log_path: &Pa
     let hwm = memory_mib(pid, "VmHWM:");
     let pods_now = pods_of_namespace(client, namespace).await;
     println!(
-        "  manager RSS: idle {idle:.1} MiB; with {pods_now} pods in {sets_n} CloneSets {steady:.1} MiB (peak {:.1} MiB); {:.1} KiB per pod over idle",
-        hwm.max(peak_rss),
-        (steady - idle) * 1024.0 / pods_now.max(1) as f64
+        "  manager RSS: idle {idle:.1} MiB; after bringing up {pods_now} pods in {sets_n} CloneSets {steady:.1} MiB (peak {hwm:.1} MiB)"
     );
+    drop(manager);
+
+    // A fresh manager over the settled cluster: its caches and one reconcile of every CloneSet,
+    // without the allocations of the ramp-up.
+    let before = bench.counts.snapshot();
+    let restarted = Instant::now();
+    let Some(manager) = start_manager_process(kubeconfig, &dir.join("manager-restarted.log")).await else {
+        return;
+    };
+    let pid = manager.0.id();
+    let ready = restarted.elapsed();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let steady = memory_mib(pid, "VmRSS:");
+    let hwm = memory_mib(pid, "VmHWM:");
+    // The manager process sends no User-Agent: its requests are the ones counted under "".
+    let writes = Writes::between(&before, &bench.counts.snapshot());
+    let restart_writes = writes.total(Some(""));
+    println!(
+        "  manager restarted over the settled cluster: ready in {:.1} s, RSS 10 s later {steady:.1} MiB (peak {hwm:.1} MiB, {:.1} KiB per pod over idle); CPU {:.1} s; writes {restart_writes}{}",
+        ready.as_secs_f64(),
+        (steady - idle) * 1024.0 / pods_now.max(1) as f64,
+        cpu_seconds(pid),
+        if restart_writes > 0 { format!(" ({})", writes.detail("")) } else { String::new() }
+    );
+    drop(manager);
     println!(
         "  this process (API server + simulated nodes + benchmark; the manager of phases 1-2 ran here too): RSS {:.1} MiB, peak {:.1} MiB",
         memory_mib(std::process::id(), "VmRSS:"),
@@ -926,7 +970,7 @@ async fn main() {
         manager.stop().await;
     }
     if bench.sizes.runs("memory") {
-        memory(&bench, &bench_client, &kubeconfig, &dir.path().join("manager.log")).await;
+        memory(&bench, &bench_client, &kubeconfig, dir.path()).await;
     }
     simulation.stop().await;
     server.shutdown().await;

@@ -29,6 +29,10 @@ enum Command {
     Manager(commands::manager::ManagerArgs),
     /// Run simulated nodes (kubelet + CRI each, optionally the scheduler) against an API server.
     Nodes(commands::nodes::NodesArgs),
+    /// Run the service API (REST: rollouts, audit) against a cluster; print its OpenAPI document.
+    Api(commands::api::ApiArgs),
+    /// Run the node daemon (kruise-daemon) of one node: image pre-pull over the node's CRI.
+    Daemon(commands::daemon::DaemonArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +44,8 @@ fn main() -> ExitCode {
         Command::Up(args) => commands::up::run(&args),
         Command::Nodes(args) => commands::nodes::run(&args),
         Command::Manager(args) => commands::manager::run(&args),
+        Command::Api(args) => commands::api::run(&args),
+        Command::Daemon(args) => commands::daemon::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -1,5 +1,7 @@
 //! `kruise up` as a user runs it: a real kubectl with `DATA_DIR/kubeconfig` sees three Ready
-//! nodes and runs a pod to Ready; `endpoints.json` names the bound API server; SIGTERM stops it
+//! nodes and runs a pod to Ready; one node daemon per node is ready and an ImagePullJob applied
+//! with kubectl pulls on every node; `endpoints.json` names the bound API server and the service
+//! API, whose admin token is in `DATA_DIR/api-token` (mode 0600, kept on resume); SIGTERM stops it
 //! cleanly; running it again with the same data directory resumes with the pod still running
 //! (same container, no restart). Skipped with a message when no kubectl is found
 //! (`integration/tools/fetch-kubectl.sh` or `KRUISE_KUBECTL`).
@@ -30,7 +32,8 @@ impl Up {
     fn start(data_dir: &Path) -> Self {
         let _ = std::fs::remove_file(data_dir.join("endpoints.json"));
         let child = Command::new(env!("CARGO_BIN_EXE_kruise"))
-            .args(["up", "--nodes", "3", "--apiserver-addr", "127.0.0.1:0", "--data-dir"])
+            .args(["up", "--nodes", "3", "--apiserver-addr", "127.0.0.1:0", "--rest-addr", "127.0.0.1:0"])
+            .arg("--data-dir")
             .arg(data_dir)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::piped())
@@ -87,6 +90,57 @@ impl Drop for Up {
     }
 }
 
+/// The HTTP status of a GET with a bearer token (plain HTTP on loopback), 0 when it cannot connect.
+fn http_status_with_token(url: &str, token: &str) -> u16 {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let client = reqwest::Client::new();
+        client.get(url).bearer_auth(token).send().await.map(|r| r.status().as_u16()).unwrap_or(0)
+    })
+}
+
+/// The service API of `kruise up`: ready, its admin token (mode 0600) accepted, no token refused.
+fn check_service_api(up: &Up) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let endpoints = up.endpoints();
+    let rest = endpoints["rest"].as_str().unwrap_or_else(|| panic!("rest in {endpoints}")).to_string();
+    assert!(rest.starts_with("http://127.0.0.1:"), "{endpoints}");
+    let token_file = up.data_dir.join("api-token");
+    assert_eq!(endpoints["apiTokenFile"].as_str(), token_file.to_str());
+    let mode = std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the token file is readable by its owner only");
+    let token = std::fs::read_to_string(&token_file).unwrap().trim().to_string();
+    assert_eq!(http_status(&format!("{rest}/readyz")), 200);
+    assert_eq!(http_status(&format!("{rest}/v1/audit")), 401);
+    assert_eq!(http_status_with_token(&format!("{rest}/v1/audit"), &token), 200);
+    assert_eq!(http_status_with_token(&format!("{rest}/v1/namespaces/default/rollouts"), &token), 200);
+    assert_eq!(http_status(&format!("{rest}/docs/")), 200);
+    token
+}
+
+/// The HTTP status of a GET (plain HTTP on loopback), 0 when it cannot connect.
+fn http_status(url: &str) -> u16 {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async { reqwest::get(url).await.map(|r| r.status().as_u16()).unwrap_or(0) })
+}
+
+#[test]
+fn daemon_help_and_a_missing_node_name() {
+    let help = Command::new(env!("CARGO_BIN_EXE_kruise")).args(["daemon", "--help"]).output().unwrap();
+    assert!(help.status.success());
+    let text = String::from_utf8_lossy(&help.stdout);
+    for flag in
+        ["--node-name", "--runtime-endpoint", "--kubeconfig", "--health-addr", "--max-workers-for-pull-image"]
+    {
+        assert!(text.contains(flag), "{flag} in {text}");
+    }
+    let missing =
+        Command::new(env!("CARGO_BIN_EXE_kruise")).arg("daemon").env_remove("NODE_NAME").output().unwrap();
+    assert!(!missing.status.success());
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(stderr.contains("--node-name") || stderr.contains("NODE_NAME"), "{stderr}");
+}
+
 #[test]
 fn kubectl_sees_ready_nodes_and_runs_a_pod_and_a_restart_resumes() {
     let Some(kubectl) = kubectl_binary() else {
@@ -101,6 +155,7 @@ fn kubectl_sees_ready_nodes_and_runs_a_pod_and_a_restart_resumes() {
     for key in ["rest", "grpc"] {
         assert!(endpoints.get(key).is_some(), "endpoints.json has {key}: {endpoints}");
     }
+    let token = check_service_api(&up);
 
     let nodes = up.kubectl(&kubectl, &["get", "nodes", "--no-headers"]);
     let ready: Vec<&str> =
@@ -137,6 +192,36 @@ fn kubectl_sees_ready_nodes_and_runs_a_pod_and_a_restart_resumes() {
     up.kubectl(&kubectl, &["apply", "-f", manifest.to_str().unwrap()]);
     up.kubectl(&kubectl, &["wait", "--for=condition=Ready", "pod/applied", "--timeout=30s"]);
 
+    // One node daemon per node: each ready, each node with its NodeImage; an ImagePullJob
+    // applied with kubectl pulls on every node.
+    let daemons = endpoints["daemons"].as_object().unwrap_or_else(|| panic!("daemons in {endpoints}"));
+    assert_eq!(daemons.len(), 3, "{endpoints}");
+    for (node, url) in daemons {
+        let readyz = format!("{}/readyz", url.as_str().unwrap());
+        let status = http_status(&readyz);
+        assert_eq!(status, 200, "the daemon of {node} is ready");
+    }
+    let node_images = up.kubectl(&kubectl, &["get", "nodeimages", "--no-headers"]);
+    assert_eq!(node_images.lines().count(), 3, "{node_images}");
+    let job = dir.path().join("job.yaml");
+    std::fs::write(
+        &job,
+        "apiVersion: apps.kruise.io/v1beta1\nkind: ImagePullJob\nmetadata:\n  name: warm\nspec:\n  image: \
+         registry.example/warm:v1\n  parallelism: 3\n  completionPolicy:\n    type: Always\n",
+    )
+    .unwrap();
+    up.kubectl(&kubectl, &["apply", "-f", job.to_str().unwrap()]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let succeeded =
+            up.kubectl(&kubectl, &["get", "imagepulljob", "warm", "-o", "jsonpath={.status.succeeded}"]);
+        if succeeded == "3" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the ImagePullJob did not succeed on 3 nodes: {succeeded:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
     let status = up.terminate();
     assert!(status.success(), "kruise up exits 0 on SIGTERM: {status:?}");
 
@@ -150,5 +235,6 @@ fn kubectl_sees_ready_nodes_and_runs_a_pod_and_a_restart_resumes() {
     assert_eq!(restarts, "0");
     let nodes = up.kubectl(&kubectl, &["get", "nodes", "--no-headers"]);
     assert_eq!(nodes.lines().count(), 3, "no duplicate nodes after a resume: {nodes}");
+    assert_eq!(check_service_api(&up), token, "a resume keeps the admin token");
     assert!(up.terminate().success());
 }

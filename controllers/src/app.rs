@@ -17,6 +17,13 @@ use crate::{
     webhook::{WebhookConfig, WebhookServer},
 };
 
+/// Settings of individual controllers (upstream's per-controller flags).
+#[derive(Clone, Debug, Default)]
+pub struct ControllerOptions {
+    /// The NodeImage controller (`--nodeimage-creation-delay`).
+    pub nodeimage: crate::nodeimage::NodeImageOptions,
+}
+
 /// What a manager replica runs with.
 #[derive(Clone, Debug)]
 pub struct ManagerOptions {
@@ -27,6 +34,20 @@ pub struct ManagerOptions {
     pub webhook: Option<WebhookConfig>,
     /// Lease leader election; `None`: this replica always leads.
     pub leader_election: Option<LeaderElectionConfig>,
+    /// Per-controller settings.
+    pub controllers: ControllerOptions,
+}
+
+impl Default for ManagerOptions {
+    /// Health on `0.0.0.0:8000`, the webhook server with in-cluster defaults, no election.
+    fn default() -> Self {
+        Self {
+            health_addr: std::net::SocketAddr::from(([0, 0, 0, 0], 8000)),
+            webhook: Some(WebhookConfig::default()),
+            leader_election: None,
+            controllers: ControllerOptions::default(),
+        }
+    }
 }
 
 /// What a started manager tells its caller once its health endpoint is bound.
@@ -42,18 +63,58 @@ pub struct ManagerStarted {
     pub metrics: Metrics,
 }
 
-/// The controllers this build runs, each marking `controller-caches` ready once synced.
-pub fn controllers(metrics: Metrics, readiness: &Readiness) -> Vec<ControllerStarter> {
+/// The controllers this build runs, each marking its readiness check (`controller-caches` for
+/// CloneSet, `<name>-caches` for the others) ready once synced.
+pub fn controllers(
+    metrics: Metrics,
+    readiness: &Readiness,
+    options: &ControllerOptions,
+) -> Vec<ControllerStarter> {
     let caches = readiness.check("controller-caches");
-    let cloneset: ControllerStarter = Arc::new(move |client: Client| {
+    let cloneset: ControllerStarter = {
         let metrics = metrics.clone();
-        let caches = caches.clone();
-        Box::pin(async move {
-            crate::cloneset::controller::run(client, metrics, move || caches.store(true, Ordering::SeqCst))
+        Arc::new(move |client: Client| {
+            let metrics = metrics.clone();
+            let caches = caches.clone();
+            Box::pin(async move {
+                crate::cloneset::controller::run(client, metrics, move || {
+                    caches.store(true, Ordering::SeqCst)
+                })
                 .await;
+            })
         })
-    });
-    vec![cloneset]
+    };
+    let nodeimage: ControllerStarter = {
+        let (metrics, caches, options) =
+            (metrics.clone(), readiness.check("nodeimage-caches"), options.nodeimage.clone());
+        Arc::new(move |client: Client| {
+            let (metrics, caches, options) = (metrics.clone(), caches.clone(), options.clone());
+            Box::pin(async move {
+                crate::nodeimage::run(client, metrics, options, move || caches.store(true, Ordering::SeqCst))
+                    .await;
+            })
+        })
+    };
+    let imagepulljob: ControllerStarter = {
+        let (metrics, caches) = (metrics.clone(), readiness.check("imagepulljob-caches"));
+        Arc::new(move |client: Client| {
+            let (metrics, caches) = (metrics.clone(), caches.clone());
+            Box::pin(async move {
+                crate::imagepulljob::run(client, metrics, move || caches.store(true, Ordering::SeqCst)).await;
+            })
+        })
+    };
+    let imagelistpulljob: ControllerStarter = {
+        let caches = readiness.check("imagelistpulljob-caches");
+        Arc::new(move |client: Client| {
+            let (metrics, caches) = (metrics.clone(), caches.clone());
+            Box::pin(async move {
+                crate::imagelistpulljob::run(client, metrics, move || caches.store(true, Ordering::SeqCst))
+                    .await;
+            })
+        })
+    };
+    vec![cloneset, nodeimage, imagepulljob, imagelistpulljob]
 }
 
 /// Runs the webhook server and the manager until `shutdown` completes; `on_started` is called
@@ -86,7 +147,7 @@ pub async fn run_manager(
             webhook_ready.store(true, Ordering::SeqCst);
         })
     });
-    let controllers = controllers(metrics.clone(), &readiness);
+    let controllers = controllers(metrics.clone(), &readiness, &options.controllers);
     let started_readiness = readiness.clone();
     let result = manager
         .run(controllers, shutdown, move |health_addr| {

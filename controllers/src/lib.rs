@@ -7,11 +7,17 @@
 //! - [`inplace`]: the in-place update engine (what qualifies, pod markers, batches, completion).
 //! - [`cloneset`]: the CloneSet controller (decision core as pure functions, I/O at the edges).
 //! - [`webhook`]: the HTTPS webhook server (defaulting, validation, conversion, pod mutation).
+//! - [`nodeimage`], [`imagepulljob`], [`imagelistpulljob`]: image pre-pull (one NodeImage per
+//!   node, which the node daemon pulls from; jobs that fill them), sharing [`imagejob`].
 
 pub mod app;
 pub mod cloneset;
 pub mod error;
+pub mod imagejob;
+pub mod imagelistpulljob;
+pub mod imagepulljob;
 pub mod inplace;
+pub mod nodeimage;
 pub mod runtime;
 pub mod webhook;
 

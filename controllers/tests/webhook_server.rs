@@ -152,7 +152,16 @@ async fn the_server_registers_itself() {
         .unwrap();
     let webhooks = mutating.webhooks.unwrap();
     let names: Vec<&str> = webhooks.iter().map(|w| w.name.as_str()).collect();
-    assert_eq!(names, ["mpod.kb.io", "mcloneset.kb.io"]);
+    assert_eq!(
+        names,
+        [
+            "mpod.kb.io",
+            "mcloneset.kb.io",
+            "mimagelistpulljob-v1beta1.kb.io",
+            "mimagepulljob-v1beta1.kb.io",
+            "mnodeimage.kb.io"
+        ]
+    );
     assert_eq!(
         webhooks[1].client_config.url.as_deref(),
         Some(format!("{base}/mutate-apps-kruise-io-cloneset").as_str())
@@ -185,7 +194,7 @@ async fn the_server_registers_itself() {
     let api = Api::<MutatingWebhookConfiguration>::all(env.client.clone());
     eventually("the mutating configuration to be repaired", || async {
         api.get("kruise-mutating-webhook-configuration").await.unwrap().webhooks.unwrap_or_default().len()
-            == 2
+            == webhooks.len()
     })
     .await;
 

@@ -15,6 +15,9 @@ pub enum HarnessError {
         /// The binaries not found there.
         missing: Vec<String>,
     },
+    /// No PostgreSQL binaries were found (tests that need PostgreSQL skip with this message).
+    #[error("PostgreSQL: {0}")]
+    PostgresMissing(String),
     /// No directory to look for binaries in (neither KRUISE_K8S_BIN nor HOME is set).
     #[error("real control plane: neither KRUISE_K8S_BIN nor HOME is set")]
     NoBinaryDir,

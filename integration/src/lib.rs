@@ -9,6 +9,8 @@
 //!   processes.
 //! - [`manager`]: the Kruise manager for scenarios, in the test process or as a
 //!   `kruise manager` process.
+//! - [`postgres`]: a throwaway PostgreSQL server (initdb in a temporary directory, free port),
+//!   which can be stopped and started again for store-outage tests.
 //! - [`suite`]: the runner the `scenarios` test target uses to run everything on both tiers and
 //!   print the report at the end.
 
@@ -17,6 +19,7 @@ pub mod cluster;
 mod error;
 pub mod manager;
 pub mod nodes;
+pub mod postgres;
 pub mod real;
 pub mod report;
 pub mod suite;

@@ -12,7 +12,8 @@ use std::{
 
 use k8s_openapi::api::core::v1::Namespace;
 use kruise_controllers::{
-    app::{ManagerOptions, run_manager},
+    app::{ControllerOptions, ManagerOptions, run_manager},
+    nodeimage::NodeImageOptions,
     runtime::LeaderElectionConfig,
     webhook::{WebhookConfig, WebhookEndpoint},
 };
@@ -82,6 +83,7 @@ impl KruiseManager {
                     health_addr,
                     webhook: Some(webhook_config(webhook_addr)),
                     leader_election: spec.leader_elect.then(|| lease_config(&spec.identity)),
+                    controllers: scenario_controller_options(),
                 };
                 let client = cluster.client();
                 let (stop, stopped) = oneshot::channel::<()>();
@@ -106,6 +108,7 @@ impl KruiseManager {
                     .args(["--webhook-addr", &webhook_addr.to_string()])
                     .args(["--webhook-host", "127.0.0.1"])
                     .args(["--leader-elect", if spec.leader_elect { "true" } else { "false" }])
+                    .args(["--nodeimage-creation-delay", "0s"])
                     .env("HOSTNAME", &spec.identity)
                     .env("RUST_LOG", std::env::var("KRUISE_IT_MANAGER_LOG").unwrap_or_else(|_| "warn".into()))
                     .stdin(Stdio::null())
@@ -213,6 +216,12 @@ impl Drop for KruiseManager {
             None => {}
         }
     }
+}
+
+/// The scenarios' nodes and daemons start together, so NodeImages are created as soon as a
+/// node is Ready (upstream waits 30 s for the daemon to come up on a new node).
+fn scenario_controller_options() -> ControllerOptions {
+    ControllerOptions { nodeimage: NodeImageOptions { creation_delay: Duration::ZERO } }
 }
 
 fn webhook_config(bind: SocketAddr) -> WebhookConfig {

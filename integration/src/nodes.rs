@@ -55,7 +55,7 @@ fn newest_source() -> Option<std::time::SystemTime> {
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
     let mut newest = None;
-    for crate_dir in ["cli", "controllers", "controlplane", "crds"] {
+    for crate_dir in ["cli", "controllers", "controlplane", "crds", "node-daemon"] {
         walk(&root.join(crate_dir).join("src"), &mut newest);
     }
     newest

@@ -8,7 +8,8 @@ use std::{net::SocketAddr, path::PathBuf, process::ExitCode};
 use anyhow::Context;
 use clap::Args;
 use kruise_controllers::{
-    app::{self, ManagerOptions},
+    app::{self, ControllerOptions, ManagerOptions},
+    nodeimage::NodeImageOptions,
     runtime::{LeaderElectionConfig, Readiness},
     webhook::{WebhookConfig, WebhookEndpoint},
 };
@@ -42,6 +43,10 @@ pub struct ManagerArgs {
     /// Apply the Kruise CRDs at start (server-side apply).
     #[arg(long)]
     pub install_crds: bool,
+    /// Wait this long after a node turned Ready before creating its NodeImage, so that the
+    /// node's daemon is up (`500ms`, `30s`, `1m`; upstream's flag and default).
+    #[arg(long, default_value = "30s", value_parser = super::parse_duration)]
+    pub nodeimage_creation_delay: std::time::Duration,
 }
 
 /// The webhook configuration for these arguments.
@@ -73,6 +78,9 @@ pub(crate) async fn run_manager(
         health_addr: args.health_addr,
         webhook: Some(webhook_config(args)),
         leader_election,
+        controllers: ControllerOptions {
+            nodeimage: NodeImageOptions { creation_delay: args.nodeimage_creation_delay },
+        },
     };
     app::run_manager(client, options, shutdown, move |started| {
         on_health(started.health_addr, started.readiness)

@@ -41,16 +41,21 @@ pub struct NodesArgs {
     heartbeat_ms: u64,
 }
 
-/// Loads a client from an explicit kubeconfig path or the usual places.
-pub(crate) async fn client_from(kubeconfig: Option<&PathBuf>) -> anyhow::Result<Client> {
-    let config = match kubeconfig {
+/// Loads a client configuration from an explicit kubeconfig path or the usual places
+/// (`$KUBECONFIG`, `~/.kube/config`, in-cluster).
+pub(crate) async fn config_from(kubeconfig: Option<&PathBuf>) -> anyhow::Result<Config> {
+    Ok(match kubeconfig {
         Some(path) => {
             let file = Kubeconfig::read_from(path).with_context(|| format!("reading {}", path.display()))?;
             Config::from_custom_kubeconfig(file, &KubeConfigOptions::default()).await?
         }
         None => Config::infer().await.context("finding a kubeconfig")?,
-    };
-    Client::try_from(config).context("creating an API client")
+    })
+}
+
+/// Loads a client from an explicit kubeconfig path or the usual places.
+pub(crate) async fn client_from(kubeconfig: Option<&PathBuf>) -> anyhow::Result<Client> {
+    Client::try_from(config_from(kubeconfig).await?).context("creating an API client")
 }
 
 /// Runs the nodes until Ctrl-C or SIGTERM.

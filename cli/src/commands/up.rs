@@ -1,6 +1,7 @@
 //! `kruise up`: the whole system on one machine with no cluster. It starts the embedded API
 //! server, installs the Kruise CRDs, registers simulated nodes (kubelet + CRI each) and the
-//! scheduler, writes `DIR/kubeconfig` and `DIR/endpoints.json`, and runs until Ctrl-C or SIGTERM.
+//! scheduler, runs the Kruise manager and one node daemon per node (on that node's CRI socket),
+//! writes `DIR/kubeconfig` and `DIR/endpoints.json`, and runs until Ctrl-C or SIGTERM.
 //! Running it again with the same `--data-dir` resumes: objects, nodes and running pods stay.
 
 use std::{
@@ -18,13 +19,14 @@ use kruise_controlplane::{
     apiserver::{ApiServer, ApiServerConfig},
     nodes::{Simulation, SimulationConfig},
 };
+use kruise_daemon::{DaemonConfig, spawn_daemon};
 use kube::{
     Api, Client,
     api::{Patch, PatchParams},
 };
 
 use super::manager::{ManagerArgs, run_manager};
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// Arguments of `kruise up`.
 #[derive(Args)]
@@ -43,9 +45,13 @@ pub struct UpArgs {
     /// Address of the Kubernetes API server.
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:6443")]
     apiserver_addr: SocketAddr,
-    /// Address of the REST service API (served once the service API component is part of the build).
+    /// Address of the REST service API (rollouts, audit; Swagger UI at /docs/). Its admin token
+    /// is written to DATA_DIR/api-token.
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080")]
     rest_addr: SocketAddr,
+    /// The service API's audit store (`postgres://...`); default: SQLite in DATA_DIR/api/audit.db.
+    #[arg(long, value_name = "URL", env = "KRUISE_API_DATABASE_URL", hide_env_values = true)]
+    database_url: Option<String>,
     /// Address of the gRPC service API (served once the service API component is part of the build).
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:9090")]
     grpc_addr: SocketAddr,
@@ -81,7 +87,7 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
     let kubeconfig_path = data_dir.join("kubeconfig");
     let resuming = data_dir.join("apiserver").exists();
 
-    eprintln!("[1/5] starting the API server on {}", args.apiserver_addr);
+    eprintln!("[1/6] starting the API server on {}", args.apiserver_addr);
     let server = ApiServer::start(ApiServerConfig {
         bind: args.apiserver_addr,
         data_dir: Some(data_dir.join("apiserver")),
@@ -93,10 +99,10 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
     let client = Client::try_from(kube::Config::new(server.url.parse().context("the server URL")?))
         .context("creating an API client")?;
 
-    eprintln!("[2/5] installing the Kruise CustomResourceDefinitions");
+    eprintln!("[2/6] installing the Kruise CustomResourceDefinitions");
     install_crds(&client).await?;
 
-    eprintln!("[3/5] starting {} simulated node(s) and the scheduler", args.nodes);
+    eprintln!("[3/6] starting {} simulated node(s) and the scheduler", args.nodes);
     let cri_dir = cri_dir(&data_dir);
     std::fs::create_dir_all(&cri_dir).with_context(|| format!("creating {}", cri_dir.display()))?;
     let config = SimulationConfig { nodes: args.nodes, cri_dir: Some(cri_dir.clone()), ..Default::default() };
@@ -104,7 +110,7 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
         Simulation::start(client.clone(), &config).await.context("starting the simulated nodes")?;
     wait_nodes_ready(&client, args.nodes).await;
 
-    eprintln!("[4/5] starting the Kruise manager and webhook server");
+    eprintln!("[4/6] starting the Kruise manager and webhook server");
     let manager_args = ManagerArgs {
         kubeconfig: None,
         namespace: "kruise-system".into(),
@@ -114,6 +120,8 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
         leader_elect: false,
         leader_election_id: "kruise-manager".into(),
         install_crds: false,
+        // The daemons start with the nodes, so the NodeImages need not wait for them.
+        nodeimage_creation_delay: Duration::ZERO,
     };
     let (stop_manager, manager_stopped) = tokio::sync::oneshot::channel::<()>();
     let (bound_tx, bound_rx) = tokio::sync::oneshot::channel();
@@ -135,21 +143,48 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
     let (health_addr, readiness) = bound_rx.await.context("the manager did not start")?;
     wait_ready(&readiness).await;
 
-    eprintln!("[5/5] writing {}", data_dir.join("endpoints.json").display());
-    // The service API (REST and gRPC) is not part of this build yet: its endpoints are null
-    // until it is, so tools reading the file can tell.
+    eprintln!("[5/6] starting one node daemon per node");
+    let daemon_client =
+        super::daemon::daemon_client(kube::Config::new(server.url.parse().context("the server URL")?))?;
+    let mut daemons = Vec::new();
+    for node in &simulation.nodes {
+        let mut config = DaemonConfig::new(&node.name);
+        config.runtime_endpoint = Some(cri_dir.join(format!("{}.sock", node.name)));
+        config.health_addr = SocketAddr::from(([127, 0, 0, 1], 0));
+        let daemon = spawn_daemon(daemon_client.clone(), config)
+            .await
+            .with_context(|| format!("starting the daemon of node {}", node.name))?;
+        daemons.push((node.name.clone(), daemon));
+    }
+    let daemon_endpoints: serde_json::Map<String, serde_json::Value> = daemons
+        .iter()
+        .map(|(name, daemon)| (name.clone(), json!(format!("http://{}", daemon.started.health_addr))))
+        .collect();
+
+    eprintln!(
+        "[6/6] starting the service API on {} and writing {}",
+        args.rest_addr,
+        data_dir.join("endpoints.json").display()
+    );
+    let (api, api_token) =
+        super::api::start_embedded(client.clone(), &data_dir, args.rest_addr, args.database_url.as_deref())
+            .await?;
+    // gRPC is not part of this build yet: its endpoint is null until it is, so tools reading the
+    // file can tell.
     let endpoints = json!({
         "apiserver": server.url,
-        "rest": null,
+        "rest": api.rest_url(),
+        "apiTokenFile": api_token,
         "grpc": null,
         "manager": format!("http://{health_addr}"),
         "criSockets": cri_dir,
+        "daemons": daemon_endpoints,
     });
     std::fs::write(data_dir.join("endpoints.json"), serde_json::to_string_pretty(&endpoints)?)
         .context("writing endpoints.json")?;
 
-    // Reserved for the service API; accepted now so scripts written against `kruise up` keep working.
-    let _reserved = (&args.rest_addr, &args.grpc_addr);
+    // Reserved for the gRPC service API; accepted now so scripts written against `kruise up` keep working.
+    let _reserved = &args.grpc_addr;
     println!();
     println!(
         "kruise-rs is up{}: API server {} with {} simulated node(s).",
@@ -162,6 +197,12 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
     println!("  kubectl get nodes");
     println!("  kubectl apply -f your-kruise-manifests.yaml");
     println!(
+        "Service API: {} (Swagger UI {}/docs/), bearer token in {}",
+        api.rest_url(),
+        api.rest_url(),
+        api_token.display()
+    );
+    println!(
         "Data is kept in {}; run `kruise up --data-dir {}` again to resume. Ctrl-C stops.",
         data_dir.display(),
         data_dir.display()
@@ -169,6 +210,12 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
 
     crate::shutdown_signal().await;
     eprintln!("stopping...");
+    api.shutdown().await;
+    for (name, daemon) in daemons {
+        if let Err(error) = daemon.stop().await {
+            tracing::warn!(node = %name, %error, "the node daemon stopped with an error");
+        }
+    }
     let _ = stop_manager.send(());
     let _ = manager.await;
     simulation.stop().await;
@@ -186,6 +233,18 @@ pub(crate) async fn install_crds(client: &Client) -> anyhow::Result<Vec<String>>
         let mut body = serde_json::to_value(&crd)?;
         body["apiVersion"] = json!("apiextensions.k8s.io/v1");
         body["kind"] = json!("CustomResourceDefinition");
+        // A manager outside the cluster (`kruise up`, `--webhook-host`) points the conversion
+        // webhook at its URL; applying the manifest's Service reference over that would leave
+        // both set, which the API server rejects on a resume. Keep the registered client.
+        if let Some(existing) = crds.get_opt(&name).await? {
+            let stored = serde_json::to_value(&existing.spec.conversion)?;
+            let client_config = stored.pointer("/webhook/clientConfig").cloned().unwrap_or(Value::Null);
+            if client_config.get("url").is_some_and(|url| !url.is_null())
+                && let Some(webhook) = body.pointer_mut("/spec/conversion/webhook")
+            {
+                webhook["clientConfig"] = client_config;
+            }
+        }
         crds.patch(&name, &params, &Patch::Apply(&body))
             .await
             .with_context(|| format!("installing CRD {name}"))?;

@@ -5,9 +5,11 @@
 pub mod events;
 pub mod expectations;
 pub mod health;
+pub mod informer;
 pub mod leader;
 pub mod metrics;
 pub mod queue;
+pub mod workqueue;
 
 use std::{future::Future, net::SocketAddr, pin::Pin, sync::Arc};
 

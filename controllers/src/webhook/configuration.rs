@@ -27,7 +27,9 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 use super::{
-    CLONESET_MUTATING_PATH, CLONESET_VALIDATING_PATH, MUTATING_CONFIGURATION_NAME, POD_MUTATING_PATH,
+    CLONESET_MUTATING_PATH, CLONESET_VALIDATING_PATH, IMAGELISTPULLJOB_MUTATING_PATH,
+    IMAGELISTPULLJOB_VALIDATING_PATH, IMAGEPULLJOB_MUTATING_PATH, IMAGEPULLJOB_VALIDATING_PATH,
+    MUTATING_CONFIGURATION_NAME, NODEIMAGE_MUTATING_PATH, NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH,
     VALIDATING_CONFIGURATION_NAME, conversion::converts,
 };
 use crate::ControllerError;
@@ -83,17 +85,73 @@ const MUTATING: &[WebhookSpec] = &[
         resource: "clonesets",
         exempt_control_plane: false,
     },
+    WebhookSpec {
+        name: "mimagelistpulljob-v1beta1.kb.io",
+        path: IMAGELISTPULLJOB_MUTATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "imagelistpulljobs",
+        exempt_control_plane: false,
+    },
+    WebhookSpec {
+        name: "mimagepulljob-v1beta1.kb.io",
+        path: IMAGEPULLJOB_MUTATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "imagepulljobs",
+        exempt_control_plane: false,
+    },
+    WebhookSpec {
+        name: "mnodeimage.kb.io",
+        path: NODEIMAGE_MUTATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "nodeimages",
+        exempt_control_plane: false,
+    },
 ];
 
-const VALIDATING: &[WebhookSpec] = &[WebhookSpec {
-    name: "vcloneset.kb.io",
-    path: CLONESET_VALIDATING_PATH,
-    group: APPS_GROUP,
-    versions: &["v1alpha1", "v1beta1"],
-    operations: &["CREATE", "UPDATE", "DELETE"],
-    resource: "clonesets",
-    exempt_control_plane: false,
-}];
+const VALIDATING: &[WebhookSpec] = &[
+    WebhookSpec {
+        name: "vcloneset.kb.io",
+        path: CLONESET_VALIDATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE", "DELETE"],
+        resource: "clonesets",
+        exempt_control_plane: false,
+    },
+    WebhookSpec {
+        name: "vimagelistpulljob-v1beta1.kb.io",
+        path: IMAGELISTPULLJOB_VALIDATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "imagelistpulljobs",
+        exempt_control_plane: false,
+    },
+    WebhookSpec {
+        name: "vimagepulljob-v1beta1.kb.io",
+        path: IMAGEPULLJOB_VALIDATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "imagepulljobs",
+        exempt_control_plane: false,
+    },
+    WebhookSpec {
+        name: "vnodeimage.kb.io",
+        path: NODEIMAGE_VALIDATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "nodeimages",
+        exempt_control_plane: false,
+    },
+];
 
 /// The admission `clientConfig` for `path`.
 pub fn admission_client_config(
@@ -370,7 +428,16 @@ mod tests {
         assert_eq!(mutating["metadata"]["name"], "kruise-mutating-webhook-configuration");
         let names: Vec<&str> =
             mutating["webhooks"].as_array().unwrap().iter().map(|w| w["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["mpod.kb.io", "mcloneset.kb.io"]);
+        assert_eq!(
+            names,
+            [
+                "mpod.kb.io",
+                "mcloneset.kb.io",
+                "mimagelistpulljob-v1beta1.kb.io",
+                "mimagepulljob-v1beta1.kb.io",
+                "mnodeimage.kb.io"
+            ]
+        );
         let pod = &mutating["webhooks"][0];
         assert_eq!(
             pod["rules"],

@@ -3,6 +3,8 @@
 //!
 //! - `/mutate-apps-kruise-io-cloneset` and `/validate-apps-kruise-io-cloneset` ([`cloneset`]):
 //!   CloneSet defaults, validation with field paths, and `policy.kruise.io/delete-protection`;
+//! - `/mutate-apps-kruise-io-{imagepulljob,imagelistpulljob,nodeimage}` and their
+//!   `/validate-...` twins ([`imagejobs`]): defaults and validation of the pre-pull kinds;
 //! - `/mutate-pod` ([`pod`]): the `KruisePodReady` readiness gate on Kruise-owned pods;
 //! - `/convert` ([`conversion`]): v1alpha1 <-> v1beta1 for every Kruise kind with two versions.
 //!
@@ -26,6 +28,7 @@ pub mod certs;
 pub mod cloneset;
 pub mod configuration;
 pub mod conversion;
+pub mod imagejobs;
 pub mod pod;
 mod server;
 
@@ -40,6 +43,18 @@ pub use server::{ReadinessState, WebhookReadiness, WebhookServer};
 pub const CLONESET_MUTATING_PATH: &str = "/mutate-apps-kruise-io-cloneset";
 /// Path of the CloneSet validating webhook.
 pub const CLONESET_VALIDATING_PATH: &str = "/validate-apps-kruise-io-cloneset";
+/// Path of the ImagePullJob defaulting webhook.
+pub const IMAGEPULLJOB_MUTATING_PATH: &str = "/mutate-apps-kruise-io-imagepulljob";
+/// Path of the ImagePullJob validating webhook.
+pub const IMAGEPULLJOB_VALIDATING_PATH: &str = "/validate-apps-kruise-io-imagepulljob";
+/// Path of the ImageListPullJob defaulting webhook.
+pub const IMAGELISTPULLJOB_MUTATING_PATH: &str = "/mutate-apps-kruise-io-imagelistpulljob";
+/// Path of the ImageListPullJob validating webhook.
+pub const IMAGELISTPULLJOB_VALIDATING_PATH: &str = "/validate-apps-kruise-io-imagelistpulljob";
+/// Path of the NodeImage defaulting webhook.
+pub const NODEIMAGE_MUTATING_PATH: &str = "/mutate-apps-kruise-io-nodeimage";
+/// Path of the NodeImage validating webhook.
+pub const NODEIMAGE_VALIDATING_PATH: &str = "/validate-apps-kruise-io-nodeimage";
 /// Path of the pod mutating webhook.
 pub const POD_MUTATING_PATH: &str = "/mutate-pod";
 /// Path of the conversion webhook.

@@ -29,13 +29,15 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    CLONESET_MUTATING_PATH, CLONESET_VALIDATING_PATH, CONVERSION_PATH, POD_MUTATING_PATH, WebhookConfig,
-    WebhookEndpoint,
+    CLONESET_MUTATING_PATH, CLONESET_VALIDATING_PATH, CONVERSION_PATH, IMAGELISTPULLJOB_MUTATING_PATH,
+    IMAGELISTPULLJOB_VALIDATING_PATH, IMAGEPULLJOB_MUTATING_PATH, IMAGEPULLJOB_VALIDATING_PATH,
+    NODEIMAGE_MUTATING_PATH, NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH, WebhookConfig, WebhookEndpoint,
     admission::{into_review, parse_review},
     certs::{self, CertArtifacts, CertSecretSpec, ServingNames},
     cloneset::{self, PodLookup, ValidationOptions},
     configuration::{self, ClientTarget},
     conversion,
+    imagejobs::{self, ImageKind},
     pod::{self, PodMutationOptions},
 };
 use crate::ControllerError;
@@ -128,6 +130,21 @@ fn router(state: HandlerState) -> Router {
         .route(CLONESET_MUTATING_PATH, post(mutate_cloneset))
         .route(CLONESET_VALIDATING_PATH, post(validate_cloneset))
         .route(POD_MUTATING_PATH, post(mutate_pod))
+        .route(IMAGEPULLJOB_MUTATING_PATH, post(|body| image_admission(ImageKind::ImagePullJob, true, body)))
+        .route(
+            IMAGEPULLJOB_VALIDATING_PATH,
+            post(|body| image_admission(ImageKind::ImagePullJob, false, body)),
+        )
+        .route(
+            IMAGELISTPULLJOB_MUTATING_PATH,
+            post(|body| image_admission(ImageKind::ImageListPullJob, true, body)),
+        )
+        .route(
+            IMAGELISTPULLJOB_VALIDATING_PATH,
+            post(|body| image_admission(ImageKind::ImageListPullJob, false, body)),
+        )
+        .route(NODEIMAGE_MUTATING_PATH, post(|body| image_admission(ImageKind::NodeImage, true, body)))
+        .route(NODEIMAGE_VALIDATING_PATH, post(|body| image_admission(ImageKind::NodeImage, false, body)))
         .route(CONVERSION_PATH, post(convert))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
@@ -169,6 +186,14 @@ async fn validate_cloneset(State(state): State<HandlerState>, body: Bytes) -> Js
         }
     }
     Json(into_review(cloneset::validate(&request, &lookups, state.validation)))
+}
+
+async fn image_admission(kind: ImageKind, mutating: bool, body: Bytes) -> Json<Value> {
+    Json(match parse_review(&body) {
+        Ok(request) if mutating => into_review(imagejobs::mutate(kind, &request)),
+        Ok(request) => into_review(imagejobs::validate(kind, &request)),
+        Err(response) => into_review(*response),
+    })
 }
 
 async fn mutate_pod(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {

@@ -23,6 +23,21 @@ pub const ENV_EXEC_EXIT: &str = "KRUISE_SIM_EXEC_EXIT";
 /// container runtime is down) and stop syncing pods, until removed or set to `"true"`.
 pub const ANNOTATION_NODE_READY: &str = "sim.kruise.io/ready";
 
+/// Marker in an image reference that sets its first pull time on every node:
+/// `registry.example/app:v1-slow-pull-2s` takes 2 s to pull the first time (the duration runs to
+/// the next `-`, `/`, `:` or `@`, or to the end). Unlike [`ENV_PULL_SECONDS`], which only the
+/// kubelet reads from a pod, this applies to every pull, CRI `PullImage` from the node daemon
+/// included, so image pre-pull tests can make pulls slow enough to observe.
+pub const SLOW_PULL_MARKER: &str = "slow-pull-";
+
+/// The first pull time an image reference asks for with [`SLOW_PULL_MARKER`], if any.
+pub fn reference_pull_time(reference: &str) -> Option<Duration> {
+    let start = reference.find(SLOW_PULL_MARKER)? + SLOW_PULL_MARKER.len();
+    let rest = &reference[start..];
+    let end = rest.find(['-', '/', ':', '@']).unwrap_or(rest.len());
+    parse_duration(&rest[..end])
+}
+
 /// How a simulated container behaves, from its environment.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Behaviour {
@@ -117,6 +132,21 @@ mod tests {
         ];
         for (text, expected) in cases {
             assert_eq!(parse_duration(text), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn slow_pull_marker_in_the_reference() {
+        let cases = [
+            ("registry.example/app:v1-slow-pull-2s", Some(Duration::from_secs(2))),
+            ("registry.example/app:slow-pull-1.5", Some(Duration::from_millis(1500))),
+            ("registry.example/slow-pull-250ms/app:v1", Some(Duration::from_millis(250))),
+            ("registry.example/app:slow-pull-3s-extra", Some(Duration::from_secs(3))),
+            ("registry.example/app:slow-pull-soon", None),
+            ("nginx:1.25", None),
+        ];
+        for (reference, expected) in cases {
+            assert_eq!(reference_pull_time(reference), expected, "{reference}");
         }
     }
 

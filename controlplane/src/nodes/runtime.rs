@@ -306,7 +306,7 @@ impl NodeRuntime {
             let delay = match state.pull_times.get(&normalized) {
                 Some(time) if !present => *time,
                 _ if present => self.timing.cached_pull,
-                _ => self.timing.first_pull,
+                _ => super::conventions::reference_pull_time(reference).unwrap_or(self.timing.first_pull),
             };
             (delay, present)
         };
@@ -584,6 +584,18 @@ mod tests {
             Err(PullError::Unauthorized(_))
         ));
         assert!(runtime.pull("private.io/app:1", Some(("u", "p")), false).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_slow_pull_marker_sets_the_first_pull_time() {
+        let runtime =
+            NodeRuntime::new("n", PullTiming { first_pull: Duration::ZERO, cached_pull: Duration::ZERO });
+        let started = std::time::Instant::now();
+        runtime.pull("registry.example/app:v1-slow-pull-200ms", None, true).await.unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(200), "first pull takes the marked time");
+        let again = std::time::Instant::now();
+        runtime.pull("registry.example/app:v1-slow-pull-200ms", None, true).await.unwrap();
+        assert!(again.elapsed() < Duration::from_millis(150), "a present image pulls at the cached speed");
     }
 
     #[test]

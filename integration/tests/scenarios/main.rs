@@ -9,6 +9,8 @@ mod cloneset_features;
 mod cloneset_kit;
 mod cloneset_robustness;
 mod crds;
+mod daemon;
+mod daemon_kit;
 mod kubectl;
 mod nodes;
 
@@ -96,6 +98,31 @@ fn main() -> ExitCode {
         Scenario {
             name: "cloneset::volume_claims",
             run: |scene| Box::pin(cloneset_features::volume_claims(scene)),
+        },
+        Scenario {
+            name: "daemon::imagepulljob_over_three_nodes",
+            run: |scene| Box::pin(daemon::imagepulljob_over_three_nodes(scene)),
+        },
+        Scenario {
+            name: "daemon::bad_image_fails_without_retrying_past_backoff_limit",
+            run: |scene| Box::pin(daemon::bad_image_fails_without_retrying_past_backoff_limit(scene)),
+        },
+        Scenario { name: "daemon::deadline_and_ttl", run: |scene| Box::pin(daemon::deadline_and_ttl(scene)) },
+        Scenario {
+            name: "daemon::parallelism_one_pulls_one_node_at_a_time",
+            run: |scene| Box::pin(daemon::parallelism_one_pulls_one_node_at_a_time(scene)),
+        },
+        Scenario {
+            name: "daemon::imagelistpulljob_creates_one_job_per_image",
+            run: |scene| Box::pin(daemon::imagelistpulljob_creates_one_job_per_image(scene)),
+        },
+        Scenario {
+            name: "daemon::bad_node_image_entry_fails_while_others_pull",
+            run: |scene| Box::pin(daemon::bad_node_image_entry_fails_while_others_pull(scene)),
+        },
+        Scenario {
+            name: "daemon::cri_unavailable_then_recovers",
+            run: |scene| Box::pin(daemon::cri_unavailable_then_recovers(scene)),
         },
     ])
 }
