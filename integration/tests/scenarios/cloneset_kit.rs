@@ -58,8 +58,18 @@ impl Kit {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let nodes = SimNodes::start(cluster, Hosting::InProcess, 3).await.expect("starting simulated nodes");
+        // Known defect (see the issue note): the CloneSet controller's caches sometimes never sync
+        // when its first watches race the webhook's conversion patch of the CloneSet CRD (the API
+        // server drops the watchers with 410 and the relist hangs). The run says so in the report
+        // and starts the manager once more rather than failing on it.
         let manager = match manager {
-            Some(spec) => Some(KruiseManager::start(cluster, spec).await.expect("starting the manager")),
+            Some(spec) => Some(match KruiseManager::start(cluster, spec.clone()).await {
+                Ok(manager) => manager,
+                Err(error) => {
+                    scene.note(format!("the manager did not become ready ({error}); started it again"));
+                    KruiseManager::start(cluster, spec).await.expect("starting the manager")
+                }
+            }),
             None => None,
         };
         let client = cluster.client();

@@ -84,8 +84,16 @@ impl DaemonKit {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let nodes = SimNodes::start(cluster, Hosting::InProcess, 3).await.expect("starting simulated nodes");
-        let manager =
-            KruiseManager::start(cluster, ManagerSpec::in_process()).await.expect("starting the manager");
+        // On the real tier the CloneSet controller's caches sometimes never sync when its first
+        // watches race the webhook's conversion patch of the CloneSet CRD (kube-apiserver then
+        // drops every CloneSet watcher and answers 410); one more start gets past it.
+        let manager = match KruiseManager::start(cluster, ManagerSpec::in_process()).await {
+            Ok(manager) => manager,
+            Err(error) => {
+                scene.note(format!("the manager did not become ready ({error}); started it again"));
+                KruiseManager::start(cluster, ManagerSpec::in_process()).await.expect("starting the manager")
+            }
+        };
         let proxy_dir = proxied.then(|| {
             tempfile::Builder::new()
                 .prefix("kcrp-")
