@@ -87,13 +87,7 @@ impl DaemonKit {
         // On the real tier the CloneSet controller's caches sometimes never sync when its first
         // watches race the webhook's conversion patch of the CloneSet CRD (kube-apiserver then
         // drops every CloneSet watcher and answers 410); one more start gets past it.
-        let manager = match KruiseManager::start(cluster, ManagerSpec::in_process()).await {
-            Ok(manager) => manager,
-            Err(error) => {
-                scene.note(format!("the manager did not become ready ({error}); started it again"));
-                KruiseManager::start(cluster, ManagerSpec::in_process()).await.expect("starting the manager")
-            }
-        };
+        let manager = crate::cloneset_kit::start_manager(scene, ManagerSpec::in_process()).await;
         let proxy_dir = proxied.then(|| {
             tempfile::Builder::new()
                 .prefix("kcrp-")
