@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
-use crate::store::{Outcome, RolloutState};
+use crate::store::{Outcome, RolloutState, TaskState};
 
 /// The workload kinds a rollout can name. Only CloneSet is served today; the Advanced
 /// StatefulSet and Advanced DaemonSet controllers come later and are refused with 422 until then.
@@ -331,6 +331,9 @@ pub struct AuditRecord {
     /// The rollout concerned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollout_id: Option<String>,
+    /// The image pull or recreate concerned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
     /// The request, sanitized (method, path, query, body; never headers or secrets).
     #[schema(value_type = Object)]
     pub request: Value,
@@ -393,4 +396,294 @@ pub struct Health {
     pub status: String,
     /// Each check and its result (`ok` or the error).
     pub checks: BTreeMap<String, String>,
+}
+
+/// Nodes by name or by labels (not both). Empty: every node.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeSelector {
+    /// Node names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
+    /// Node labels that must all match.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub match_labels: BTreeMap<String, String>,
+}
+
+/// A request to pull images on a set of nodes ahead of time: on the nodes `nodeSelector` picks,
+/// or on the nodes running the pods of `workload` (exactly one of the two). One ImagePullJob is
+/// created per image.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(example = json!({
+    "images": ["nginx:1.27", "busybox:1.36"],
+    "workload": {"kind": "CloneSet", "name": "web"},
+    "parallelism": 2,
+    "timeoutSeconds": 300
+}))]
+pub struct ImagePullRequest {
+    /// Image references to pull (`repo:tag` or `repo@digest`).
+    pub images: Vec<String>,
+    /// Pull on these nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_selector: Option<NodeSelector>,
+    /// Pull on the nodes of this workload's pods (its pod selector, as ImagePullJob's
+    /// `podSelector`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<WorkloadRef>,
+    /// Nodes pulling at the same time (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallelism: Option<i32>,
+    /// Seconds one pull attempt may take (default 600).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<i32>,
+    /// Retries of a failed pull on a node (default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backoff_limit: Option<i32>,
+    /// Names of Secrets in the namespace with registry credentials.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pull_secrets: Vec<String>,
+    /// Why (kept in the audit and the pull).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// How one node is doing with one image.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NodePullResult {
+    /// The node.
+    pub node: String,
+    /// `Waiting` (not given the image yet), `Pulling`, `Succeeded` or `Failed`.
+    pub phase: String,
+    /// Pull progress in percent, when the node reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<i32>,
+    /// Detail (the error of a failed pull).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// One image of a pull: its ImagePullJob's counts and the per-node results.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ImagePullImage {
+    /// The image.
+    pub image: String,
+    /// The ImagePullJob pulling it.
+    pub job: String,
+    /// Nodes that should pull it.
+    pub desired: i32,
+    /// Nodes pulling now.
+    pub active: i32,
+    /// Nodes that pulled it.
+    pub succeeded: i32,
+    /// Nodes that failed to pull it.
+    pub failed: i32,
+    /// Names of the nodes that failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_nodes: Vec<String>,
+    /// Whether the job has finished.
+    pub completed: bool,
+    /// The job's status message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Per-node results, by node name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodePullResult>,
+}
+
+/// One state change of an image pull or a recreate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskTransition {
+    /// When.
+    pub time: DateTime<Utc>,
+    /// From (absent for the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<TaskState>,
+    /// To.
+    pub to: TaskState,
+    /// Who caused it (a token name, or `watcher` when observed in the cluster).
+    pub actor: String,
+    /// Why (`Requested`, `Started`, `Completed`, `CreateFailed`, …).
+    pub reason: String,
+    /// Detail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// An image pull and how it is doing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ImagePull {
+    /// Its id.
+    pub id: String,
+    /// The namespace.
+    pub namespace: String,
+    /// `Pending`, `Running`, `Succeeded` (every node pulled every image) or `Failed` (some node
+    /// failed).
+    pub state: TaskState,
+    /// Detail of the state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Who asked for it.
+    pub created_by: String,
+    /// When.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+    /// When it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<DateTime<Utc>>,
+    /// What was asked for.
+    pub request: ImagePullRequest,
+    /// Per image: counts and per-node results (live while it runs; as they were at the end
+    /// once it ended).
+    pub images: Vec<ImagePullImage>,
+    /// Every state change, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<TaskTransition>,
+}
+
+/// Whether one failure stops the rest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub enum FailurePolicy {
+    /// A failed container fails its pod's request, and (for a workload) no further pod is
+    /// started.
+    Fail,
+    /// Go on with the other containers and pods.
+    Ignore,
+}
+
+impl FailurePolicy {
+    /// The ContainerRecreateRequest value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Fail => "Fail",
+            Self::Ignore => "Ignore",
+        }
+    }
+}
+
+/// How containers are recreated (the ContainerRecreateRequest strategy).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecreateStrategy {
+    /// Recreate one container at a time, in the pod's order, each started before the next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordered_recreate: Option<bool>,
+    /// `Fail` (default) or `Ignore`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_policy: Option<FailurePolicy>,
+    /// Grace period of the stop (default: the pod's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub termination_grace_period_seconds: Option<i64>,
+    /// Seconds the pod is held not ready before its containers are stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unready_grace_period_seconds: Option<i64>,
+    /// Seconds a recreated container must run to count as started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_started_seconds: Option<i32>,
+    /// Stop without running the preStop hook.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force_recreate: Option<bool>,
+}
+
+/// A request to recreate (restart) containers: of one pod, or of every pod of a workload, at
+/// most `maxUnavailable` pods at a time (exactly one of `pod` and `workload`). Each pod gets a
+/// ContainerRecreateRequest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(example = json!({
+    "workload": {"kind": "CloneSet", "name": "web"},
+    "containers": ["sidecar"],
+    "strategy": {"orderedRecreate": false, "unreadyGracePeriodSeconds": 5},
+    "maxUnavailable": "50%"
+}))]
+pub struct RecreateRequest {
+    /// The pod (in the namespace of the path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod: Option<String>,
+    /// Every pod of this workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<WorkloadRef>,
+    /// Names of the containers to recreate.
+    pub containers: Vec<String>,
+    /// How.
+    #[serde(default)]
+    pub strategy: RecreateStrategy,
+    /// Pods recreated at the same time, as a count or a percentage of the workload's pods
+    /// (rounded down, at least 1; default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_unavailable: Option<IntOrPercent>,
+    /// Why (kept in the audit and the recreate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// How one container of one pod is doing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerResult {
+    /// The container.
+    pub name: String,
+    /// `Pending`, `Recreating`, `Succeeded` or `Failed`.
+    pub phase: String,
+    /// Detail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// How one pod of a recreate is doing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PodRecreate {
+    /// The pod.
+    pub pod: String,
+    /// Its ContainerRecreateRequest, once created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<String>,
+    /// `Waiting` (its batch has not started), `Pending`, `Recreating`, `Succeeded`, `Failed`, or
+    /// `Skipped` (the pod went away before its turn, or an earlier failure stopped the rest).
+    pub phase: String,
+    /// Detail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Per container.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub containers: Vec<ContainerResult>,
+}
+
+/// A recreate and how it is doing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Recreate {
+    /// Its id.
+    pub id: String,
+    /// The namespace.
+    pub namespace: String,
+    /// `Pending`, `Running`, `Succeeded` (every pod's containers were recreated) or `Failed`.
+    pub state: TaskState,
+    /// Detail of the state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Who asked for it.
+    pub created_by: String,
+    /// When.
+    pub created_at: DateTime<Utc>,
+    /// Last change.
+    pub updated_at: DateTime<Utc>,
+    /// When it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<DateTime<Utc>>,
+    /// What was asked for.
+    pub request: RecreateRequest,
+    /// Pods recreated at the same time (resolved from the request).
+    pub max_unavailable: i32,
+    /// Per pod, in the order they are recreated.
+    pub pods: Vec<PodRecreate>,
+    /// Every state change, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<TaskTransition>,
 }

@@ -1,7 +1,9 @@
 //! The rollout watcher: follows the workloads of every running rollout and appends each state
 //! transition to the store as it happens, so the history shows how every rollout ended even
 //! when nobody was watching, and even across API restarts (on start it catches up with whatever
-//! happened while it was down).
+//! happened while it was down). On the same ticks it carries image pulls and recreates on
+//! ([`crate::operations::reconcile_tasks`]): their results and transitions, and the next batch
+//! of a workload's recreate.
 //!
 //! It reacts to CloneSet watch events (a Kubernetes watch over all namespaces) and also re-checks
 //! every `interval`, which covers deleted workloads and a watch that is reconnecting. Transitions
@@ -53,6 +55,7 @@ pub async fn run(ops: Operations, interval: Duration, shutdown: impl Future<Outp
         }
         ops.notify_changed();
         reconcile_all(&ops).await;
+        crate::operations::reconcile_tasks(&ops).await;
     }
     watch.abort();
 }

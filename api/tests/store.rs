@@ -1,15 +1,16 @@
 //! The store on both databases (SQLite, and a real PostgreSQL started by the integration
 //! harness): the same operations give the same answers. Audit records are written and
 //! completed, filtered and paginated newest first; a taken idempotency key is reported as a
-//! duplicate and writes nothing; transitions are compare-and-set and appended in order.
+//! duplicate and writes nothing; transitions are compare-and-set and appended in order; the same
+//! for image pulls and recreates (tasks), whose plan and result are kept.
 //!
 //! The PostgreSQL half is skipped, with a message, only when no PostgreSQL binaries exist.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 use chrono::Duration;
 use kruise_api::store::{
-    AuditQuery, NewAuditRecord, NewRollout, NewTransition, Outcome, RolloutQuery, RolloutState, Store,
-    StoreError, now,
+    AuditFinish, AuditQuery, NewAuditRecord, NewRollout, NewTask, NewTaskTransition, NewTransition, Outcome,
+    RolloutQuery, RolloutState, Store, StoreError, TaskKind, TaskState, now,
 };
 use kruise_integration::{HarnessError, postgres::Postgres};
 use serde_json::json;
@@ -23,7 +24,7 @@ async fn sqlite_store() {
     // Reopening runs the migrations again (a no-op) and keeps every record.
     let store = Store::connect(&format!("sqlite:{}", dir.path().join("store.db").display())).await.unwrap();
     let all = store.query_audit(&AuditQuery { limit: 500, ..Default::default() }).await.unwrap();
-    assert_eq!(all.items.len(), 33);
+    assert_eq!(all.items.len(), 35, "30 records, 3 rollouts, 2 tasks");
 }
 
 #[tokio::test]
@@ -41,7 +42,7 @@ async fn postgres_store() {
     store.close().await;
     let store = Store::connect(&postgres.url()).await.unwrap();
     let all = store.query_audit(&AuditQuery { limit: 500, ..Default::default() }).await.unwrap();
-    assert_eq!(all.items.len(), 33);
+    assert_eq!(all.items.len(), 35, "30 records, 3 rollouts, 2 tasks");
     store.close().await;
 }
 
@@ -54,6 +55,7 @@ fn record(index: usize, time: chrono::DateTime<chrono::Utc>) -> NewAuditRecord {
         namespace: Some(if index.is_multiple_of(5) { "team".into() } else { "default".into() }),
         target: format!("CloneSet/web-{}", index % 4),
         rollout_id: None,
+        task_id: None,
         request: json!({"method": "POST", "index": index}),
         outcome: if index.is_multiple_of(7) { Outcome::Pending } else { Outcome::Rejected },
         http_status: if index.is_multiple_of(7) { 0 } else { 422 },
@@ -70,7 +72,15 @@ async fn exercise(store: &Store) {
         store.insert_audit(&record(index, start + Duration::seconds(index as i64))).await.unwrap();
     }
     // A pending record gets its outcome.
-    store.finish_audit("audit-07", Outcome::Accepted, 202, None, None, Some("rollout-x")).await.unwrap();
+    let finish = AuditFinish {
+        outcome: Outcome::Accepted,
+        http_status: 202,
+        grpc_status: None,
+        message: None,
+        rollout_id: Some("rollout-x"),
+        task_id: None,
+    };
+    store.finish_audit("audit-07", &finish).await.unwrap();
 
     let query = |f: &dyn Fn(&mut AuditQuery)| {
         let mut q = AuditQuery { limit: 500, ..Default::default() };
@@ -234,4 +244,82 @@ async fn exercise(store: &Store) {
     // The three accepted rollouts' records joined the thirty.
     let total = store.query_audit(&query(&|_| {})).await.unwrap().items.len();
     assert_eq!(total, 33);
+
+    exercise_tasks(store).await;
+}
+
+/// Image pulls and recreates: written with their audit record in one transaction, unique
+/// idempotency keys per kind, actor and namespace, compare-and-set transitions, plan and result
+/// kept, and the audit record's task id.
+async fn exercise_tasks(store: &Store) {
+    let task = |id: &str, kind: TaskKind, key: Option<&str>| NewTask {
+        id: id.into(),
+        kind,
+        namespace: "default".into(),
+        target: "CloneSet/web".into(),
+        spec: json!({"images": ["nginx:1"], "workload": {"kind": "CloneSet", "name": "web"}}),
+        plan: json!({"jobs": [{"image": "nginx:1", "job": format!("imagepull-{id}-0")}]}),
+        created_by: "ops".into(),
+        created_at: now(),
+        idempotency_key: key.map(str::to_string),
+        body_hash: Some("hash".into()),
+        reason: Some("warm up".into()),
+    };
+    let audit = |id: &str, task: &str| NewAuditRecord {
+        id: id.into(),
+        outcome: Outcome::Pending,
+        task_id: Some(task.into()),
+        action: "image-pull.create".into(),
+        ..record(200, now())
+    };
+    store.create_task(&audit("t-audit-1", "t1"), &task("t1", TaskKind::ImagePull, Some("k"))).await.unwrap();
+    let duplicate =
+        store.create_task(&audit("t-audit-2", "t2"), &task("t2", TaskKind::ImagePull, Some("k"))).await;
+    assert!(matches!(duplicate, Err(StoreError::Duplicate)), "{duplicate:?}");
+    // The same key for the other kind is another request.
+    store.create_task(&audit("t-audit-3", "t3"), &task("t3", TaskKind::Recreate, Some("k"))).await.unwrap();
+    let found =
+        store.task_by_idempotency_key(TaskKind::ImagePull, "ops", "default", "k").await.unwrap().unwrap();
+    assert_eq!(
+        (found.id.as_str(), found.kind.as_str(), found.state()),
+        ("t1", "image-pull", TaskState::Pending)
+    );
+    assert!(
+        store.task_by_idempotency_key(TaskKind::ImagePull, "ci", "default", "k").await.unwrap().is_none()
+    );
+    let records = store
+        .query_audit(&AuditQuery { action: Some("image-pull".into()), limit: 10, ..Default::default() })
+        .await
+        .unwrap();
+    let ids: Vec<(&str, Option<&str>)> =
+        records.items.iter().map(|r| (r.id.as_str(), r.task_id.as_deref())).collect();
+    assert_eq!(ids, [("t-audit-3", Some("t3")), ("t-audit-1", Some("t1"))], "t-audit-2 was rolled back");
+
+    let transition = |to| NewTaskTransition {
+        task_id: "t1".into(),
+        time: now(),
+        from_state: None,
+        to_state: to,
+        actor: "watcher".into(),
+        reason: "Observed".into(),
+        message: Some(format!("now {to:?}")),
+    };
+    let running = transition(TaskState::Running);
+    assert!(store.task_transition(TaskState::Pending, &running, None, None).await.unwrap());
+    assert!(!store.task_transition(TaskState::Pending, &running, None, None).await.unwrap(), "stale");
+    store.update_task("t1", None, Some(&json!([{"image": "nginx:1", "desired": 3}]))).await.unwrap();
+    let plan = json!({"jobs": []});
+    let done = transition(TaskState::Succeeded);
+    assert!(store.task_transition(TaskState::Running, &done, Some(&plan), None).await.unwrap());
+    let row = store.task("t1").await.unwrap().unwrap();
+    assert_eq!(row.state(), TaskState::Succeeded);
+    assert_eq!(row.plan.0, plan);
+    assert_eq!(row.result.unwrap().0, json!([{"image": "nginx:1", "desired": 3}]), "a result is kept");
+    assert_eq!(row.message.as_deref(), Some("now Succeeded"));
+    assert!(row.finished_at.is_some());
+    let history: Vec<String> =
+        store.task_transitions("t1").await.unwrap().into_iter().map(|t| t.to_state).collect();
+    assert_eq!(history, ["Pending", "Running", "Succeeded"]);
+    let active: Vec<String> = store.active_tasks().await.unwrap().into_iter().map(|t| t.id).collect();
+    assert_eq!(active, ["t3"]);
 }

@@ -175,7 +175,13 @@ fn main() {
                 ..Default::default()
             }),
             leader_election: None,
-            controllers: ControllerOptions { nodeimage: NodeImageOptions { creation_delay: Duration::ZERO } },
+            controllers: ControllerOptions {
+                nodeimage: NodeImageOptions { creation_delay: Duration::ZERO },
+                feature_gates: kruise_crds::features::FeatureGates::with(&[(
+                    kruise_crds::features::Gate::ImagePullJobGate,
+                    true,
+                )]),
+            },
         };
         let (stop_manager, manager_stopped) = tokio::sync::oneshot::channel::<()>();
         let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();

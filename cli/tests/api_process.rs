@@ -121,15 +121,21 @@ async fn serves_against_an_apiserver_process_and_stops_on_sigterm() {
     )
     .unwrap();
     let database = format!("sqlite:{}", dir.path().join("audit.db").display());
-    let (mut api, rest) = start(
+    let (mut api, listening) = start(
         kruise()
-            .args(["api", "--rest-addr", "127.0.0.1:0", "--database-url", &database, "--kubeconfig"])
+            .args(["api", "--rest-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0"])
+            .args(["--database-url", &database, "--kubeconfig"])
             .arg(&kubeconfig)
             .arg("--tokens-file")
             .arg(&tokens)
             .env("RUST_LOG", "warn"),
         "service API listening on ",
     );
+    // "<rest> (REST) and <grpc> (gRPC)"
+    let (rest, grpc) = listening.split_once(" (REST) and ").unwrap_or_else(|| panic!("{listening}"));
+    let grpc = grpc.strip_suffix(" (gRPC)").unwrap_or_else(|| panic!("{listening}"));
+    let grpc_addr = grpc.strip_prefix("http://").unwrap_or_else(|| panic!("{listening}"));
+    assert!(std::net::TcpStream::connect(grpc_addr).is_ok(), "gRPC is served on {grpc}");
 
     let http = reqwest::Client::new();
     let ready = http.get(format!("{rest}/readyz")).send().await.unwrap();

@@ -33,6 +33,7 @@ impl Up {
         let _ = std::fs::remove_file(data_dir.join("endpoints.json"));
         let child = Command::new(env!("CARGO_BIN_EXE_kruise"))
             .args(["up", "--nodes", "3", "--apiserver-addr", "127.0.0.1:0", "--rest-addr", "127.0.0.1:0"])
+            .args(["--grpc-addr", "127.0.0.1:0"])
             .arg("--data-dir")
             .arg(data_dir)
             .env("RUST_LOG", "warn")
@@ -153,7 +154,8 @@ fn kubectl_sees_ready_nodes_and_runs_a_pod_and_a_restart_resumes() {
     let endpoints = up.endpoints();
     assert!(endpoints["apiserver"].as_str().unwrap().starts_with("http://127.0.0.1:"), "{endpoints}");
     for key in ["rest", "grpc"] {
-        assert!(endpoints.get(key).is_some(), "endpoints.json has {key}: {endpoints}");
+        let url = endpoints[key].as_str().unwrap_or_else(|| panic!("endpoints.json has {key}: {endpoints}"));
+        assert!(url.starts_with("http://127.0.0.1:"), "{key}: {endpoints}");
     }
     let token = check_service_api(&up);
 

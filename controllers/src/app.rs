@@ -9,6 +9,7 @@ use std::{
     time::Duration,
 };
 
+use kruise_crds::features::Gate;
 use kube::Client;
 
 use crate::{
@@ -22,6 +23,8 @@ use crate::{
 pub struct ControllerOptions {
     /// The NodeImage controller (`--nodeimage-creation-delay`).
     pub nodeimage: crate::nodeimage::NodeImageOptions,
+    /// `--feature-gates`: which controllers run and what they do (upstream's gates and defaults).
+    pub feature_gates: kruise_crds::features::FeatureGates,
 }
 
 /// What a manager replica runs with.
@@ -70,14 +73,16 @@ pub fn controllers(
     readiness: &Readiness,
     options: &ControllerOptions,
 ) -> Vec<ControllerStarter> {
+    let gates = &options.feature_gates;
     let caches = readiness.check("controller-caches");
     let cloneset: ControllerStarter = {
         let metrics = metrics.clone();
+        let settings = crate::cloneset::controller::Settings::from_gates(gates);
         Arc::new(move |client: Client| {
             let metrics = metrics.clone();
             let caches = caches.clone();
             Box::pin(async move {
-                crate::cloneset::controller::run(client, metrics, move || {
+                crate::cloneset::controller::run(client, metrics, settings, move || {
                     caches.store(true, Ordering::SeqCst)
                 })
                 .await;
@@ -104,6 +109,18 @@ pub fn controllers(
             })
         })
     };
+    let containerrecreaterequest: ControllerStarter = {
+        let (metrics, caches) = (metrics.clone(), readiness.check("containerrecreaterequest-caches"));
+        Arc::new(move |client: Client| {
+            let (metrics, caches) = (metrics.clone(), caches.clone());
+            Box::pin(async move {
+                crate::containerrecreaterequest::run(client, metrics, move || {
+                    caches.store(true, Ordering::SeqCst)
+                })
+                .await;
+            })
+        })
+    };
     let imagelistpulljob: ControllerStarter = {
         let caches = readiness.check("imagelistpulljob-caches");
         Arc::new(move |client: Client| {
@@ -114,7 +131,22 @@ pub fn controllers(
             })
         })
     };
-    vec![cloneset, nodeimage, imagepulljob, imagelistpulljob]
+    // Upstream's gating: the NodeImage and ContainerRecreateRequest controllers need the daemon;
+    // the ImagePullJob ones need `ImagePullJobGate` (on with pre-download).
+    let mut starters = vec![cloneset];
+    if gates.enabled(Gate::KruiseDaemon) {
+        starters.extend([nodeimage, containerrecreaterequest]);
+    } else {
+        readiness.forget("nodeimage-caches");
+        readiness.forget("containerrecreaterequest-caches");
+    }
+    if gates.enabled(Gate::ImagePullJobGate) {
+        starters.extend([imagepulljob, imagelistpulljob]);
+    } else {
+        readiness.forget("imagepulljob-caches");
+        readiness.forget("imagelistpulljob-caches");
+    }
+    starters
 }
 
 /// Runs the webhook server and the manager until `shutdown` completes; `on_started` is called

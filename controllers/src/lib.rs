@@ -9,9 +9,12 @@
 //! - [`webhook`]: the HTTPS webhook server (defaulting, validation, conversion, pod mutation).
 //! - [`nodeimage`], [`imagepulljob`], [`imagelistpulljob`]: image pre-pull (one NodeImage per
 //!   node, which the node daemon pulls from; jobs that fill them), sharing [`imagejob`].
+//! - [`containerrecreaterequest`]: the manager's half of container recreation (the node daemon
+//!   stops the containers).
 
 pub mod app;
 pub mod cloneset;
+pub mod containerrecreaterequest;
 pub mod error;
 pub mod imagejob;
 pub mod imagelistpulljob;

@@ -530,6 +530,24 @@ async fn exec_sync_runs_scripted_commands_and_prints_env() {
     assert_eq!(exec(&["true"]).await.unwrap().into_inner().exit_code, 0);
     assert_eq!(exec(&[]).await.unwrap_err().code(), Code::InvalidArgument);
 
+    // `sleep` takes its time, cut at the request's timeout as containerd does.
+    let started = Instant::now();
+    assert_eq!(exec(&["sh", "-c", "sleep 1"]).await.unwrap().into_inner().exit_code, 0);
+    assert!(started.elapsed() >= Duration::from_secs(1), "{:?}", started.elapsed());
+    let mut client = node.runtime_client.clone();
+    let started = Instant::now();
+    let cut = client
+        .exec_sync(cri::ExecSyncRequest {
+            container_id: container.id.clone(),
+            cmd: vec!["sleep".into(), "30".into()],
+            timeout: 1,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(cut.code(), Code::DeadlineExceeded, "{cut:?}");
+    assert!(cut.message().contains("timeout 1s exceeded"), "{}", cut.message());
+    assert!(started.elapsed() < Duration::from_secs(5));
+
     let unknown = node
         .runtime_client
         .exec_sync(cri::ExecSyncRequest { container_id: "nope".into(), cmd: vec!["env".into()], timeout: 1 })

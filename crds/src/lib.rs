@@ -15,6 +15,7 @@ pub mod crd;
 pub mod defaults;
 pub mod document;
 pub mod enums;
+pub mod features;
 pub mod field;
 pub mod intstr;
 pub mod policy;

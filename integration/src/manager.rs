@@ -17,6 +17,7 @@ use kruise_controllers::{
     runtime::LeaderElectionConfig,
     webhook::{WebhookConfig, WebhookEndpoint},
 };
+use kruise_crds::features::FeatureGates;
 use kube::{Api, api::PostParams};
 use tokio::{sync::oneshot, task::JoinHandle};
 
@@ -43,17 +44,39 @@ pub struct ManagerSpec {
     pub leader_elect: bool,
     /// The replica's identity in the Lease (process hosting uses the `HOSTNAME` it is given).
     pub identity: String,
+    /// `--feature-gates` ([`SCENARIO_FEATURE_GATES`] unless a scenario needs others).
+    pub feature_gates: String,
 }
+
+/// The scenarios' gates: upstream's defaults plus the ImagePullJob controller (the image-pull
+/// scenarios and the service API's pre-pulls need it).
+pub const SCENARIO_FEATURE_GATES: &str = "ImagePullJobGate=true";
 
 impl ManagerSpec {
     /// One replica in the test process, no leader election.
     pub fn in_process() -> Self {
-        Self { hosting: ManagerHosting::InProcess, leader_elect: false, identity: "manager-1".into() }
+        Self {
+            hosting: ManagerHosting::InProcess,
+            leader_elect: false,
+            identity: "manager-1".into(),
+            feature_gates: SCENARIO_FEATURE_GATES.into(),
+        }
     }
 
     /// One replica as a process, with leader election.
     pub fn process(identity: &str) -> Self {
-        Self { hosting: ManagerHosting::Process, leader_elect: true, identity: identity.into() }
+        Self {
+            hosting: ManagerHosting::Process,
+            leader_elect: true,
+            identity: identity.into(),
+            feature_gates: SCENARIO_FEATURE_GATES.into(),
+        }
+    }
+
+    /// The same replica with other feature gates.
+    pub fn with_feature_gates(mut self, gates: &str) -> Self {
+        self.feature_gates = gates.into();
+        self
     }
 }
 
@@ -79,11 +102,18 @@ impl KruiseManager {
         let webhook_addr = free_loopback_addr()?;
         let host = match spec.hosting {
             ManagerHosting::InProcess => {
+                let feature_gates = FeatureGates::parse(&spec.feature_gates)
+                    .map_err(|error| HarnessError::Nodes(format!("--feature-gates: {error}")))?;
+                // The scenarios' nodes and daemons start together, so NodeImages are created as
+                // soon as a node is Ready (upstream waits 30 s for the daemon on a new node).
                 let options = ManagerOptions {
                     health_addr,
                     webhook: Some(webhook_config(webhook_addr)),
                     leader_election: spec.leader_elect.then(|| lease_config(&spec.identity)),
-                    controllers: scenario_controller_options(),
+                    controllers: ControllerOptions {
+                        nodeimage: NodeImageOptions { creation_delay: Duration::ZERO },
+                        feature_gates,
+                    },
                 };
                 let client = cluster.client();
                 let (stop, stopped) = oneshot::channel::<()>();
@@ -109,6 +139,7 @@ impl KruiseManager {
                     .args(["--webhook-host", "127.0.0.1"])
                     .args(["--leader-elect", if spec.leader_elect { "true" } else { "false" }])
                     .args(["--nodeimage-creation-delay", "0s"])
+                    .args(["--feature-gates", &spec.feature_gates])
                     .env("HOSTNAME", &spec.identity)
                     .env("RUST_LOG", std::env::var("KRUISE_IT_MANAGER_LOG").unwrap_or_else(|_| "warn".into()))
                     .stdin(Stdio::null())
@@ -216,12 +247,6 @@ impl Drop for KruiseManager {
             None => {}
         }
     }
-}
-
-/// The scenarios' nodes and daemons start together, so NodeImages are created as soon as a
-/// node is Ready (upstream waits 30 s for the daemon to come up on a new node).
-fn scenario_controller_options() -> ControllerOptions {
-    ControllerOptions { nodeimage: NodeImageOptions { creation_delay: Duration::ZERO } }
 }
 
 fn webhook_config(bind: SocketAddr) -> WebhookConfig {

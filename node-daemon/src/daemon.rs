@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     cri::{CriClient, CriOptions, EndpointSource, MonitorOptions, endpoint::default_search_dirs, monitor},
+    crr::{ContainerRecreator, RecreateConfig},
     error::DaemonError,
     health::{self, Readiness},
     imagepuller::{ImagePuller, ImagePullerConfig},
@@ -35,6 +36,8 @@ pub struct DaemonConfig {
     pub monitor: MonitorOptions,
     /// The image puller.
     pub image_puller: ImagePullerConfig,
+    /// The container recreate executor.
+    pub recreate: RecreateConfig,
 }
 
 impl DaemonConfig {
@@ -49,6 +52,7 @@ impl DaemonConfig {
             cri: CriOptions::default(),
             monitor: MonitorOptions::default(),
             image_puller: ImagePullerConfig::default(),
+            recreate: RecreateConfig::default(),
         }
     }
 }
@@ -66,10 +70,13 @@ pub struct DaemonStarted {
     pub cri: CriClient,
 }
 
-/// The workers this build runs: the image puller. Container recreate, pod probes and container
-/// meta are added here as they are built.
+/// The workers this build runs: the image puller and the container recreate executor. Pod
+/// probes and container meta are added here as they are built.
 pub fn default_workers(config: &DaemonConfig) -> Vec<Arc<dyn NodeWorker>> {
-    vec![Arc::new(ImagePuller::new(config.image_puller.clone()))]
+    vec![
+        Arc::new(ImagePuller::new(config.image_puller.clone())),
+        Arc::new(ContainerRecreator::new(config.recreate.clone())),
+    ]
 }
 
 /// Runs the daemon with [`default_workers`] until `shutdown` completes.

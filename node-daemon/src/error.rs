@@ -104,6 +104,9 @@ pub enum DaemonError {
     /// A watch stream failed.
     #[error("watch: {0}")]
     Watch(String),
+    /// An object kept changing under a read-modify-write (it is tried again later).
+    #[error("conflict: {0}")]
+    Conflict(String),
 }
 
 #[cfg(test)]

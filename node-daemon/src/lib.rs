@@ -9,14 +9,17 @@
 //!   reconnection) and the health monitor that drives `/readyz`;
 //! - [`imagepuller`]: pulls the images listed in the node's NodeImage and reports per-tag status
 //!   (ImagePullJob / ImageListPullJob pre-pulls end up here);
-//! - later modules (container recreate, pod probes, container meta) plug in as further
-//!   [`worker::NodeWorker`]s, see [`daemon::default_workers`].
+//! - [`crr`]: carries out the ContainerRecreateRequests of the node's pods (preStop hooks, CRI
+//!   `StopContainer`, per-container progress in the request's status);
+//! - later modules (pod probes, container meta) plug in as further [`worker::NodeWorker`]s, see
+//!   [`daemon::default_workers`].
 //!
 //! Shared plumbing: [`health`] (`/healthz`, `/readyz`, `/metrics`), [`metrics`], [`secrets`]
 //! (registry credentials from pull secrets, never logged) and [`daemon`] (the entry point
 //! `kruise daemon` and `kruise up` call).
 
 pub mod cri;
+pub mod crr;
 pub mod daemon;
 pub mod error;
 pub mod events;
@@ -25,6 +28,7 @@ pub mod imagepuller;
 pub mod metrics;
 pub mod secrets;
 pub mod worker;
+pub mod workqueue;
 
 pub use daemon::{DaemonConfig, DaemonStarted, RunningDaemon, run_daemon, spawn_daemon};
 pub use error::{CriError, DaemonError};

@@ -1,6 +1,7 @@
 //! Prometheus metrics of one daemon, served on `/metrics`: whether the runtime answers, CRI
-//! errors by method, image pull attempts and outcomes, pull workers busy, and NodeImage status
-//! writes (written, rate limited, failed). Each daemon has its own registry, so several daemons
+//! errors by method, image pull attempts and outcomes, pull workers busy, NodeImage status
+//! writes (written, rate limited, failed), and containers stopped for ContainerRecreateRequests
+//! and the requests finished. Each daemon has its own registry, so several daemons
 //! in one process (`kruise up`) report separately.
 
 use std::sync::Arc;
@@ -36,6 +37,8 @@ pub struct DaemonMetrics {
     pull_duration: Histogram,
     pull_workers_busy: Gauge,
     status_updates: Family<ResultLabels, Counter>,
+    container_stops: Family<ResultLabels, Counter>,
+    recreate_requests: Family<ResultLabels, Counter>,
 }
 
 impl Default for DaemonMetrics {
@@ -56,6 +59,8 @@ impl DaemonMetrics {
             Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(0.01, 2.0, 16));
         let pull_workers_busy = Gauge::default();
         let status_updates = Family::<ResultLabels, Counter>::default();
+        let container_stops = Family::<ResultLabels, Counter>::default();
+        let recreate_requests = Family::<ResultLabels, Counter>::default();
         registry.register("cri_up", "1 when the container runtime answers, else 0", cri_up.clone());
         registry.register("cri_errors", "Failed CRI calls by method", cri_errors.clone());
         registry.register(
@@ -79,6 +84,16 @@ impl DaemonMetrics {
             "NodeImage status writes by outcome (written, limited, conflict, error)",
             status_updates.clone(),
         );
+        registry.register(
+            "crr_container_stops",
+            "Containers stopped (preStop hook, then CRI StopContainer) for ContainerRecreateRequests, by outcome",
+            container_stops.clone(),
+        );
+        registry.register(
+            "crr_completed",
+            "ContainerRecreateRequests this daemon completed, by outcome (succeeded, failed)",
+            recreate_requests.clone(),
+        );
         let metrics = Self {
             registry: Arc::new(registry),
             cri_up,
@@ -88,10 +103,14 @@ impl DaemonMetrics {
             pull_duration,
             pull_workers_busy,
             status_updates,
+            container_stops,
+            recreate_requests,
         };
         for result in ["succeeded", "failed"] {
             let _ = metrics.pull_attempts.get_or_create(&ResultLabels { result: result.into() });
             let _ = metrics.pulls.get_or_create(&ResultLabels { result: result.into() });
+            let _ = metrics.container_stops.get_or_create(&ResultLabels { result: result.into() });
+            let _ = metrics.recreate_requests.get_or_create(&ResultLabels { result: result.into() });
         }
         for result in ["written", "limited", "conflict", "error"] {
             let _ = metrics.status_updates.get_or_create(&ResultLabels { result: result.into() });
@@ -130,6 +149,24 @@ impl DaemonMetrics {
     /// Counts a NodeImage status write by outcome.
     pub fn status_update(&self, result: &str) {
         self.status_updates.get_or_create(&ResultLabels { result: result.into() }).inc();
+    }
+
+    /// Counts a container stopped (or not) for a ContainerRecreateRequest.
+    pub fn container_stop(&self, succeeded: bool) {
+        let result = if succeeded { "succeeded" } else { "failed" };
+        self.container_stops.get_or_create(&ResultLabels { result: result.into() }).inc();
+    }
+
+    /// Counts a ContainerRecreateRequest completed by this daemon.
+    pub fn recreate_completed(&self, succeeded: bool) {
+        let result = if succeeded { "succeeded" } else { "failed" };
+        self.recreate_requests.get_or_create(&ResultLabels { result: result.into() }).inc();
+    }
+
+    /// The number of containers stopped with this outcome so far.
+    pub fn container_stops(&self, succeeded: bool) -> u64 {
+        let result = if succeeded { "succeeded" } else { "failed" };
+        self.container_stops.get_or_create(&ResultLabels { result: result.into() }).get()
     }
 
     /// The number of PullImage attempts with this outcome so far.

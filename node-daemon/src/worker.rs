@@ -1,8 +1,8 @@
 //! The extension point of the daemon: a [`NodeWorker`] is one job the daemon does on its node
-//! (upstream's `Runnable`s: the image puller today; container recreate, pod probes and container
-//! meta next). Each gets a [`WorkerContext`] with everything node-local it needs, runs until the
-//! daemon stops, and is restarted with a back-off if it fails, so one broken worker neither
-//! stops the others nor the daemon.
+//! (upstream's `Runnable`s: the image puller and the container recreate executor today; pod
+//! probes and container meta next). Each gets a [`WorkerContext`] with everything node-local it
+//! needs, runs until the daemon stops, and is restarted with a back-off if it fails, so one
+//! broken worker neither stops the others nor the daemon.
 //!
 //! Adding a worker: implement [`NodeWorker`] in its own module (register its readiness checks
 //! through `ctx.readiness`, watch only objects of `ctx.node_name`, call the runtime through

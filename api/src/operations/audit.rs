@@ -100,6 +100,7 @@ fn audit_record(row: AuditRow) -> AuditRecord {
         namespace: row.namespace,
         target: row.target,
         rollout_id: row.rollout_id,
+        task_id: row.task_id,
         request: row.request.0,
         outcome: Outcome::parse(&row.outcome).unwrap_or(Outcome::Failed),
         http_status: u16::try_from(row.http_status).unwrap_or(0),

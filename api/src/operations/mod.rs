@@ -1,6 +1,6 @@
-//! What the API does, independent of the transport: REST handlers (and, later, gRPC methods)
-//! turn a request into a [`RequestContext`] and typed input, call one method here, and render
-//! the result. Every rule lives here once: authorization, validation, the audit record (written
+//! What the API does, independent of the transport: REST handlers and gRPC methods turn a
+//! request into a [`RequestContext`] and typed input, call one method here, and render the
+//! result. Every rule lives here once: authorization, validation, the audit record (written
 //! before the cluster is changed), the change itself and the answer.
 //!
 //! Audit policy: every request that changes or tries to change something gets exactly one
@@ -10,9 +10,15 @@
 //! the store cannot take a record, the request fails with 503 and nothing is changed.
 
 mod audit;
+mod image_pulls;
+mod recreates;
 mod rollouts;
+mod tasks;
 
+pub use image_pulls::CreatedImagePull;
+pub use recreates::CreatedRecreate;
 pub use rollouts::{CreatedRollout, RolloutAction, WATCHER_ACTOR};
+pub use tasks::reconcile_tasks;
 
 use std::{sync::Arc, time::Duration};
 
@@ -26,7 +32,7 @@ use crate::{
     auth::{Action, Identity, Principal},
     error::{ApiError, FieldError},
     metrics::Metrics,
-    store::{NewAuditRecord, Outcome, Store},
+    store::{AuditFinish, NewAuditRecord, Outcome, Store},
 };
 
 /// The transport a request came in on (decides which status code the audit keeps).
@@ -232,6 +238,7 @@ impl Operations {
             namespace: namespace.map(str::to_string),
             target,
             rollout_id: None,
+            task_id: None,
             request: ctx.request.clone(),
             actor: ctx.identity.actor().to_string(),
         }
@@ -319,7 +326,17 @@ impl Operations {
         match self
             .inner
             .store
-            .finish_audit(&draft.id, outcome, status, grpc, message.as_deref(), draft.rollout_id.as_deref())
+            .finish_audit(
+                &draft.id,
+                &AuditFinish {
+                    outcome,
+                    http_status: status,
+                    grpc_status: grpc,
+                    message: message.as_deref(),
+                    rollout_id: draft.rollout_id.as_deref(),
+                    task_id: draft.task_id.as_deref(),
+                },
+            )
             .await
         {
             Ok(()) => self.inner.metrics.audit_written(outcome.as_str()),
@@ -364,6 +381,7 @@ struct Draft {
     namespace: Option<String>,
     target: String,
     rollout_id: Option<String>,
+    task_id: Option<String>,
     request: Value,
     actor: String,
 }
@@ -394,6 +412,7 @@ impl Draft {
             namespace: self.namespace.clone(),
             target: self.target.clone(),
             rollout_id: self.rollout_id.clone(),
+            task_id: self.task_id.clone(),
             request: self.request.clone(),
             outcome,
             http_status,

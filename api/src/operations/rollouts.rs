@@ -869,7 +869,7 @@ fn assemble(
 }
 
 /// JSON with object keys sorted at every level (the body hash must not depend on key order).
-fn canonical_json(value: &Value) -> String {
+pub(super) fn canonical_json(value: &Value) -> String {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();

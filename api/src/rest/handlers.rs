@@ -19,8 +19,8 @@ use super::AppState;
 use crate::{
     error::{ApiError, Problem},
     model::{
-        AuditList, AuditListParams, Health, PromoteRequest, Rollout, RolloutList, RolloutListParams,
-        RolloutRequest,
+        AuditList, AuditListParams, Health, ImagePull, ImagePullRequest, PromoteRequest, Recreate,
+        RecreateRequest, Rollout, RolloutList, RolloutListParams, RolloutRequest,
     },
     operations::{Input, RequestContext, RolloutAction},
 };
@@ -376,6 +376,186 @@ pub async fn list_audit(
     };
     match state.ops.list_audit(&ctx, &params).await {
         Ok(list) => Json::<AuditList>(list).into_response(),
+        Err(error) => fail(&ctx, error),
+    }
+}
+
+/// A 202 with the body, its `Location`, and `Idempotent-Replayed: true` for a replay.
+fn accepted_at<T: serde::Serialize>(body: &T, location: String, replayed: bool) -> Response {
+    let mut response = (StatusCode::ACCEPTED, Json(body)).into_response();
+    if let Ok(value) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    if replayed {
+        response.headers_mut().insert("idempotent-replayed", HeaderValue::from_static("true"));
+    }
+    response
+}
+
+fn idempotency_key(headers: &HeaderMap) -> Option<String> {
+    headers.get("idempotency-key").map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+}
+
+/// Pre-pull images.
+///
+/// Creates one ImagePullJob per image, pulling on the nodes `nodeSelector` picks (by name, or
+/// by labels; `{}` for every node) or on the nodes running the pods of `workload` (exactly one
+/// of the two), and returns the pull at once (202); follow it with `GET .../image-pulls/{id}`.
+/// The request is recorded in the audit before anything is created: if the audit store is
+/// unavailable the answer is 503 and nothing is created. `Idempotency-Key` works as for
+/// rollouts.
+#[utoipa::path(
+    post,
+    path = "/v1/namespaces/{namespace}/image-pulls",
+    tag = "image-pulls",
+    operation_id = "createImagePull",
+    params(
+        ("namespace" = String, Path, description = "The namespace of the jobs (and of the workload and pull secrets)"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe: 1-255 visible ASCII characters, scoped to the token and namespace"),
+    ),
+    request_body(content = ImagePullRequest, content_type = "application/json"),
+    responses(
+        (status = 202, description = "Recorded; the ImagePullJobs are created", body = ImagePull),
+        (status = 400, description = "The body is not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid bearer token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "The token may not pre-pull in this namespace", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Idempotency-Key reused with another body", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid request: missing images, invalid image reference, unknown workload, node or pull secret, ... (`errors` names each field)", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "Kubernetes failed", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The audit store is unavailable; nothing was created", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn create_image_pull(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<RequestContext>,
+    Path(namespace): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let input: Input<ImagePullRequest> = body_input(body);
+    let key = idempotency_key(&headers);
+    match state.ops.create_image_pull(&ctx, &namespace, key.as_deref(), input).await {
+        Ok(created) => {
+            let pull = &created.image_pull;
+            let location = format!("/v1/namespaces/{}/image-pulls/{}", pull.namespace, pull.id);
+            accepted_at(pull, location, created.replayed)
+        }
+        Err(error) => fail(&ctx, error),
+    }
+}
+
+/// Get an image pull.
+///
+/// Its state (Pending, Running, Succeeded, Failed) and, per image, the ImagePullJob's counts
+/// (desired, active, succeeded, failed nodes) and each node's result; every recorded state
+/// transition. Live while it runs; as recorded at the end once it ended.
+#[utoipa::path(
+    get,
+    path = "/v1/namespaces/{namespace}/image-pulls/{id}",
+    tag = "image-pulls",
+    operation_id = "getImagePull",
+    params(("namespace" = String, Path, description = "The namespace"), ("id" = String, Path, description = "The image pull id")),
+    responses(
+        (status = 200, description = "The image pull", body = ImagePull),
+        (status = 401, description = "No valid bearer token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Outside the token's scope", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such image pull in this namespace", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "Kubernetes failed", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The store is unavailable", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn get_image_pull(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<RequestContext>,
+    Path((namespace, id)): Path<(String, String)>,
+) -> Response {
+    match state.ops.get_image_pull(&ctx, &namespace, &id).await {
+        Ok(pull) => Json(pull).into_response(),
+        Err(error) => fail(&ctx, error),
+    }
+}
+
+/// Recreate containers.
+///
+/// Restarts the named containers of `pod`, or of every running pod of `workload` at most
+/// `maxUnavailable` pods at a time (exactly one of the two), each pod through a
+/// ContainerRecreateRequest; returns at once (202) with the first batch started; follow it with
+/// `GET .../recreates/{id}`. The request is recorded in the audit before anything is created:
+/// if the audit store is unavailable the answer is 503 and nothing is created.
+/// `Idempotency-Key` works as for rollouts.
+#[utoipa::path(
+    post,
+    path = "/v1/namespaces/{namespace}/recreates",
+    tag = "recreates",
+    operation_id = "createRecreate",
+    params(
+        ("namespace" = String, Path, description = "The namespace of the pod or workload"),
+        ("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe: 1-255 visible ASCII characters, scoped to the token and namespace"),
+    ),
+    request_body(content = RecreateRequest, content_type = "application/json"),
+    responses(
+        (status = 202, description = "Recorded; the first ContainerRecreateRequests are created", body = Recreate),
+        (status = 400, description = "The body is not JSON", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid bearer token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "The token may not recreate in this namespace", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "Idempotency-Key reused with another body", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
+        (status = 422, description = "Invalid request: missing containers, unknown pod, workload or container, pod not running, ... (`errors` names each field)", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "Kubernetes failed", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The audit store is unavailable; nothing was created", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn create_recreate(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<RequestContext>,
+    Path(namespace): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let input: Input<RecreateRequest> = body_input(body);
+    let key = idempotency_key(&headers);
+    match state.ops.create_recreate(&ctx, &namespace, key.as_deref(), input).await {
+        Ok(created) => {
+            let recreate = &created.recreate;
+            let location = format!("/v1/namespaces/{}/recreates/{}", recreate.namespace, recreate.id);
+            accepted_at(recreate, location, created.replayed)
+        }
+        Err(error) => fail(&ctx, error),
+    }
+}
+
+/// Get a recreate.
+///
+/// Its state (Pending, Running, Succeeded, Failed) and, per pod, its ContainerRecreateRequest
+/// and the result of each container (pods not started yet are `Waiting`); every recorded
+/// state transition.
+#[utoipa::path(
+    get,
+    path = "/v1/namespaces/{namespace}/recreates/{id}",
+    tag = "recreates",
+    operation_id = "getRecreate",
+    params(("namespace" = String, Path, description = "The namespace"), ("id" = String, Path, description = "The recreate id")),
+    responses(
+        (status = 200, description = "The recreate", body = Recreate),
+        (status = 401, description = "No valid bearer token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Outside the token's scope", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such recreate in this namespace", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "Kubernetes failed", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The store is unavailable", body = Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn get_recreate(
+    State(state): State<AppState>,
+    Extension(ctx): Extension<RequestContext>,
+    Path((namespace, id)): Path<(String, String)>,
+) -> Response {
+    match state.ops.get_recreate(&ctx, &namespace, &id).await {
+        Ok(recreate) => Json(recreate).into_response(),
         Err(error) => fail(&ctx, error),
     }
 }

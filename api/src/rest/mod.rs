@@ -49,8 +49,8 @@ pub struct AppState {
     info(
         title = "kruise-rs service API",
         version = "v1",
-        description = "Rollouts (and, later, image pre-pulls and container recreates) for CI/CD systems, with an audit \
-history. Every `/v1` request needs `Authorization: Bearer <token>`; errors are `application/problem+json` \
+        description = "Rollouts, image pre-pulls and container recreates for CI/CD systems, with an audit \
+history (the same operations are served over gRPC, package kruise.api.v1). Every `/v1` request needs `Authorization: Bearer <token>`; errors are `application/problem+json` \
 (RFC 9457) with per-field `errors` on 422.",
         license(name = "Apache-2.0")
     ),
@@ -63,6 +63,10 @@ history. Every `/v1` request needs `Authorization: Bearer <token>`; errors are `
         handlers::promote_rollout,
         handlers::abort_rollout,
         handlers::rollout_events,
+        handlers::create_image_pull,
+        handlers::get_image_pull,
+        handlers::create_recreate,
+        handlers::get_recreate,
         handlers::list_audit,
         handlers::healthz,
         handlers::readyz,
@@ -75,6 +79,10 @@ history. Every `/v1` request needs `Authorization: Bearer <token>`; errors are `
         crate::model::Rollout,
         crate::model::RolloutList,
         crate::model::PromoteRequest,
+        crate::model::ImagePullRequest,
+        crate::model::ImagePull,
+        crate::model::RecreateRequest,
+        crate::model::Recreate,
         crate::model::AuditRecord,
         crate::model::AuditList,
         crate::model::Health,
@@ -82,6 +90,8 @@ history. Every `/v1` request needs `Authorization: Bearer <token>`; errors are `
     modifiers(&BearerAuth),
     tags(
         (name = "rollouts", description = "Roll a workload to new images or resources; follow, pause, resume, promote, abort."),
+        (name = "image-pulls", description = "Pull images on nodes ahead of a rollout; follow the per-node results."),
+        (name = "recreates", description = "Restart containers of a pod, or of a workload's pods batch by batch; follow the per-pod results."),
         (name = "audit", description = "Who asked for what, when, and how it ended."),
         (name = "health", description = "Liveness, readiness and metrics (no token needed)."),
     )
@@ -127,6 +137,10 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/namespaces/{namespace}/rollouts/{id}/promote", post(handlers::promote_rollout))
         .route("/v1/namespaces/{namespace}/rollouts/{id}/abort", post(handlers::abort_rollout))
         .route("/v1/namespaces/{namespace}/rollouts/{id}/events", get(handlers::rollout_events))
+        .route("/v1/namespaces/{namespace}/image-pulls", post(handlers::create_image_pull))
+        .route("/v1/namespaces/{namespace}/image-pulls/{id}", get(handlers::get_image_pull))
+        .route("/v1/namespaces/{namespace}/recreates", post(handlers::create_recreate))
+        .route("/v1/namespaces/{namespace}/recreates/{id}", get(handlers::get_recreate))
         .route("/v1/audit", get(handlers::list_audit))
         .route("/healthz", get(handlers::healthz))
         .route("/readyz", get(handlers::readyz))

@@ -1,4 +1,5 @@
-//! The store behind the service API: audit records, rollouts and their state transitions.
+//! The store behind the service API: audit records, rollouts and their state transitions, and
+//! image pulls and recreates ([`TaskRow`]) with theirs.
 //!
 //! PostgreSQL (`postgres://…`) is the production store; `kruise up` uses an embedded SQLite file
 //! in its data directory. Both run the same SQL (`$n` placeholders work in both) against their
@@ -92,6 +93,9 @@ macro_rules! bind_params {
     }};
 }
 
+mod tasks;
+pub use tasks::{NewTask, NewTaskTransition, TaskKind, TaskRow, TaskState, TaskTransitionRow};
+
 /// A value bound into a dynamically built query.
 #[derive(Clone, Debug)]
 enum Param {
@@ -184,25 +188,19 @@ impl Store {
     }
 
     /// Records how a request that was recorded as pending ended.
-    pub async fn finish_audit(
-        &self,
-        id: &str,
-        outcome: Outcome,
-        http_status: u16,
-        grpc_status: Option<i32>,
-        message: Option<&str>,
-        rollout_id: Option<&str>,
-    ) -> Result<(), StoreError> {
+    pub async fn finish_audit(&self, id: &str, finish: &AuditFinish<'_>) -> Result<(), StoreError> {
         let sql = "UPDATE audit_records SET outcome = $1, http_status = $2, grpc_status = $3, \
-                   message = $4, finished_at = $5, rollout_id = COALESCE($6, rollout_id) WHERE id = $7";
+                   message = $4, finished_at = $5, rollout_id = COALESCE($6, rollout_id), \
+                   task_id = COALESCE($7, task_id) WHERE id = $8";
         with_pool!(self, pool => {
             sqlx::query(sql)
-                .bind(outcome.as_str())
-                .bind(i32::from(http_status))
-                .bind(grpc_status)
-                .bind(message.map(str::to_string))
+                .bind(finish.outcome.as_str())
+                .bind(i32::from(finish.http_status))
+                .bind(finish.grpc_status)
+                .bind(finish.message.map(str::to_string))
                 .bind(now())
-                .bind(rollout_id.map(str::to_string))
+                .bind(finish.rollout_id.map(str::to_string))
+                .bind(finish.task_id.map(str::to_string))
                 .bind(id.to_string())
                 .execute(pool)
                 .await?;
@@ -266,7 +264,7 @@ impl Store {
         let limit = i64::from(query.limit.max(1));
         params.push(Param::Int(limit + 1));
         let sql = format!(
-            "SELECT seq, id, time, actor, action, namespace, target, rollout_id, request, outcome, \
+            "SELECT seq, id, time, actor, action, namespace, target, rollout_id, task_id, request, outcome, \
              http_status, grpc_status, correlation_id, message, finished_at FROM audit_records {filter} \
              ORDER BY seq DESC LIMIT ${}",
             params.len()
@@ -495,9 +493,9 @@ where
 {
     let finished = (record.outcome != Outcome::Pending).then_some(record.time);
     sqlx::query(
-        "INSERT INTO audit_records (id, time, actor, action, namespace, target, rollout_id, request, outcome, \
-         http_status, grpc_status, correlation_id, message, finished_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+        "INSERT INTO audit_records (id, time, actor, action, namespace, target, rollout_id, task_id, request, \
+         outcome, http_status, grpc_status, correlation_id, message, finished_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
     )
     .bind(record.id.clone())
     .bind(record.time)
@@ -506,6 +504,7 @@ where
     .bind(record.namespace.clone())
     .bind(record.target.clone())
     .bind(record.rollout_id.clone())
+    .bind(record.task_id.clone())
     .bind(Json(record.request.clone()))
     .bind(record.outcome.as_str().to_string())
     .bind(i32::from(record.http_status))
@@ -638,6 +637,8 @@ pub struct NewAuditRecord {
     pub target: String,
     /// The rollout concerned.
     pub rollout_id: Option<String>,
+    /// The image pull or recreate concerned.
+    pub task_id: Option<String>,
     /// The sanitized request.
     pub request: Value,
     /// How it ended (or [`Outcome::Pending`]).
@@ -650,6 +651,23 @@ pub struct NewAuditRecord {
     pub correlation_id: String,
     /// Why it was refused or failed.
     pub message: Option<String>,
+}
+
+/// How a request recorded as pending ended ([`Store::finish_audit`]).
+#[derive(Clone, Copy, Debug)]
+pub struct AuditFinish<'a> {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The HTTP status (the equivalent one for gRPC requests).
+    pub http_status: u16,
+    /// The gRPC status code, for gRPC requests.
+    pub grpc_status: Option<i32>,
+    /// Why it was refused or failed.
+    pub message: Option<&'a str>,
+    /// The rollout it concerned, when known only now.
+    pub rollout_id: Option<&'a str>,
+    /// The image pull or recreate it concerned, when known only now.
+    pub task_id: Option<&'a str>,
 }
 
 /// An audit record as stored.
@@ -671,6 +689,8 @@ pub struct AuditRow {
     pub target: String,
     /// The rollout concerned.
     pub rollout_id: Option<String>,
+    /// The image pull or recreate concerned.
+    pub task_id: Option<String>,
     /// The sanitized request.
     pub request: Json<Value>,
     /// How it ended.

@@ -1,7 +1,8 @@
 //! What the service API tests share: an embedded control plane with the Kruise CRDs (and, for
-//! rollouts that must progress, three simulated nodes and the Kruise manager in process), a
-//! store (SQLite in a temporary directory, or a PostgreSQL URL), the API server with a fixed set
-//! of tokens, and an HTTP client that returns status, headers and JSON.
+//! rollouts that must progress, three simulated nodes and the Kruise manager in process; for
+//! image pulls, also a node daemon per node), a store (SQLite in a temporary directory, or a
+//! PostgreSQL URL), the API server (REST and gRPC) with a fixed set of tokens, and an HTTP
+//! client that returns status, headers and JSON.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 use std::time::{Duration, Instant};
@@ -11,7 +12,8 @@ use kruise_api::{
     ApiOptions, ApiServer, Store, TokenRegistry,
     auth::{Action, Principal, Scope},
 };
-use kruise_crds::apps::v1beta1::CloneSet;
+use kruise_crds::apps::v1beta1::{CloneSet, NodeImage};
+use kruise_daemon::{DaemonConfig, RunningDaemon, spawn_daemon};
 use kruise_integration::{
     Cluster,
     manager::{KruiseManager, ManagerSpec},
@@ -32,6 +34,8 @@ pub const CI: &str = "ci-token-0123456789";
 pub const AUDITOR: &str = "auditor-token-0123456789";
 /// Token that may read the audit of namespace `team` only.
 pub const TEAM_AUDITOR: &str = "team-auditor-token-0123456789";
+/// Token that may pre-pull images and recreate containers in `default` only.
+pub const OPS: &str = "ops-token-0123456789";
 
 /// How long a rollout may take in a test.
 pub const SETTLE: Duration = Duration::from_secs(90);
@@ -54,6 +58,25 @@ pub fn tokens() -> TokenRegistry {
             TEAM_AUDITOR,
             principal("team-auditor", Scope::Only(vec!["team".into()]), Scope::Only(vec![Action::AuditRead])),
         )
+        .with_token(
+            OPS,
+            principal(
+                "ops",
+                Scope::Only(vec!["default".into()]),
+                Scope::Only(vec![Action::ImagePull, Action::Recreate]),
+            ),
+        )
+}
+
+/// What runs beside the control plane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cast {
+    /// The control plane and the CRDs only.
+    Bare,
+    /// Three simulated nodes and the manager (workloads progress).
+    Workloads,
+    /// Also a node daemon per node (image pulls progress).
+    Daemons,
 }
 
 /// Where the store lives.
@@ -70,11 +93,14 @@ pub struct Env {
     pub nodes: Option<SimNodes>,
     pub manager: Option<KruiseManager>,
     pub api: Option<ApiServer>,
+    pub daemons: Vec<(String, RunningDaemon)>,
     pub client: kube::Client,
     pub sets: Api<CloneSet>,
     pub pods: Api<Pod>,
     pub http: reqwest::Client,
     pub base: String,
+    /// The gRPC endpoint (`http://127.0.0.1:PORT`).
+    pub grpc: String,
     store_url: String,
     _dir: tempfile::TempDir,
 }
@@ -105,6 +131,12 @@ impl Env {
     /// CRDs, the store and the API; with `workloads`, also three simulated nodes and the
     /// manager, so that rollouts progress.
     pub async fn start(store: StoreChoice, workloads: bool) -> Self {
+        Self::start_cast(store, if workloads { Cast::Workloads } else { Cast::Bare }).await
+    }
+
+    /// CRDs, the store and the API, with `cast` beside them.
+    pub async fn start_cast(store: StoreChoice, cast: Cast) -> Self {
+        let workloads = cast != Cast::Bare;
         let _ = tracing_subscriber::fmt()
             .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "kruise_api=info,warn".into()))
             .with_test_writer()
@@ -128,6 +160,22 @@ impl Env {
         } else {
             (None, None)
         };
+        let mut daemons = Vec::new();
+        if let (Cast::Daemons, Some(nodes)) = (cast, &nodes) {
+            let node_images: Api<NodeImage> = Api::all(client.clone());
+            for name in nodes.names().to_vec() {
+                let mut config = DaemonConfig::new(&name);
+                config.runtime_endpoint = Some(nodes.cri_socket(&name));
+                config.health_addr = "127.0.0.1:0".parse().unwrap();
+                let daemon = spawn_daemon(client.clone(), config).await.expect("starting a node daemon");
+                daemons.push((name.clone(), daemon));
+                let deadline = Instant::now() + SETTLE;
+                while node_images.get_opt(&name).await.unwrap().is_none() {
+                    assert!(Instant::now() < deadline, "no NodeImage for node {name}");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+        }
         let dir = tempfile::tempdir().unwrap();
         let store_url = match store {
             StoreChoice::Sqlite => format!("sqlite:{}", dir.path().join("api.db").display()),
@@ -138,11 +186,13 @@ impl Env {
             nodes,
             manager,
             api: None,
+            daemons,
             pods: Api::namespaced(client.clone(), "default"),
             sets,
             client,
             http: reqwest::Client::builder().timeout(Duration::from_secs(60)).build().unwrap(),
             base: String::new(),
+            grpc: String::new(),
             store_url,
             _dir: dir,
         };
@@ -158,12 +208,14 @@ impl Env {
         let store = Store::connect(&self.store_url).await.expect("opening the store");
         let options = ApiOptions {
             rest_addr: "127.0.0.1:0".parse().unwrap(),
+            grpc_addr: Some("127.0.0.1:0".parse().unwrap()),
             watch_interval: Duration::from_millis(500),
             ..Default::default()
         };
         let api =
             ApiServer::start(self.client.clone(), store, tokens(), options).await.expect("starting the API");
         self.base = api.rest_url();
+        self.grpc = api.grpc_url().expect("gRPC is served");
         self.api = Some(api);
     }
 
@@ -171,6 +223,9 @@ impl Env {
     pub async fn shutdown(mut self) {
         if let Some(api) = self.api.take() {
             api.shutdown().await;
+        }
+        for (_, daemon) in self.daemons.drain(..) {
+            let _ = daemon.stop().await;
         }
         if let Some(manager) = self.manager.take() {
             manager.stop().await;

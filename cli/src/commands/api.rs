@@ -1,4 +1,4 @@
-//! `kruise api`: the service API (REST) against any cluster, with PostgreSQL (or SQLite) as the
+//! `kruise api`: the service API (REST and gRPC) against any cluster, with PostgreSQL (or SQLite) as the
 //! audit store and bearer tokens from a tokens file. `kruise api openapi` prints the OpenAPI
 //! document; `kruise api hash-token` prints the hash a tokens file keeps for a token. `kruise up`
 //! runs the same server in process ([`start_embedded`]).
@@ -21,7 +21,7 @@ use kruise_api::{ApiOptions, ApiServer, Store, TokenRegistry, auth};
 #[command(
     args_conflicts_with_subcommands = true,
     after_help = "Example:\n  kruise api --kubeconfig ~/.kube/config --database-url postgres://kruise@db/kruise \\\n    \
---tokens-file tokens.yaml --rest-addr 0.0.0.0:8080\n\nTokens file (YAML or JSON; hashes from `kruise api hash-token`):\n  \
+--tokens-file tokens.yaml --rest-addr 0.0.0.0:8080 --grpc-addr 0.0.0.0:9090\n\nTokens file (YAML or JSON; hashes from `kruise api hash-token`):\n  \
 tokens:\n    - name: ci-pipeline\n      hash: sha256:<64 hex>\n      namespaces: [default, staging]   # or \"*\"\n      \
 actions: [rollout, audit-read]      # rollout, image-pull, recreate, audit-read; or \"*\""
 )]
@@ -57,6 +57,10 @@ struct ServeArgs {
     /// Where REST is served (port 0 picks a free port).
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:8080", env = "KRUISE_API_REST_ADDR")]
     rest_addr: SocketAddr,
+    /// Where gRPC is served (package kruise.api.v1, with server reflection; port 0 picks a free
+    /// port).
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:9090", env = "KRUISE_API_GRPC_ADDR")]
+    grpc_addr: SocketAddr,
     /// The audit store: `postgres://USER[:PASSWORD]@HOST[:PORT]/DB` (production) or
     /// `sqlite:PATH` (single replica). Migrations run at start.
     #[arg(long, value_name = "URL", env = "KRUISE_API_DATABASE_URL", hide_env_values = true)]
@@ -119,10 +123,16 @@ fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     runtime.block_on(async {
         let client = super::nodes::client_from(args.kubeconfig.as_ref()).await?;
         let store = connect_store(&url).await?;
-        let options = ApiOptions { rest_addr: args.rest_addr, watcher: !args.no_watcher, ..Default::default() };
+        let options = ApiOptions {
+            rest_addr: args.rest_addr,
+            grpc_addr: Some(args.grpc_addr),
+            watcher: !args.no_watcher,
+            ..Default::default()
+        };
         let server = ApiServer::start(client, store, tokens, options).await?;
-        println!("service API listening on {}", server.rest_url());
-        tracing::info!(url = %server.rest_url(), docs = %format!("{}/docs/", server.rest_url()), "serving the service API");
+        let grpc = server.grpc_url().unwrap_or_default();
+        println!("service API listening on {} (REST) and {grpc} (gRPC)", server.rest_url());
+        tracing::info!(url = %server.rest_url(), grpc = %grpc, docs = %format!("{}/docs/", server.rest_url()), "serving the service API");
         crate::shutdown_signal().await;
         server.shutdown().await;
         Ok(ExitCode::SUCCESS)
@@ -153,6 +163,7 @@ pub(crate) async fn start_embedded(
     client: kube::Client,
     data_dir: &Path,
     rest_addr: SocketAddr,
+    grpc_addr: SocketAddr,
     database_url: Option<&str>,
 ) -> anyhow::Result<(ApiServer, PathBuf)> {
     let token_path = data_dir.join("api-token");
@@ -165,10 +176,10 @@ pub(crate) async fn start_embedded(
             Store::open_sqlite(&dir.join("audit.db")).await.context("opening the SQLite audit store")?
         }
     };
-    let options = ApiOptions { rest_addr, ..Default::default() };
+    let options = ApiOptions { rest_addr, grpc_addr: Some(grpc_addr), ..Default::default() };
     let server = ApiServer::start(client, store, TokenRegistry::admin("admin", &token), options)
         .await
-        .with_context(|| format!("starting the service API on {rest_addr}"))?;
+        .with_context(|| format!("starting the service API on {rest_addr} (REST) and {grpc_addr} (gRPC)"))?;
     Ok((server, token_path))
 }
 

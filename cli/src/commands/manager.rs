@@ -13,6 +13,7 @@ use kruise_controllers::{
     runtime::{LeaderElectionConfig, Readiness},
     webhook::{WebhookConfig, WebhookEndpoint},
 };
+use kruise_crds::features::{FeatureGates, Gate};
 use kube::Client;
 
 /// Arguments of `kruise manager`.
@@ -47,12 +48,21 @@ pub struct ManagerArgs {
     /// node's daemon is up (`500ms`, `30s`, `1m`; upstream's flag and default).
     #[arg(long, default_value = "30s", value_parser = super::parse_duration)]
     pub nodeimage_creation_delay: std::time::Duration,
+    /// Kruise feature gates, `Name=true|false,...` (also `AllAlpha=`, `AllBeta=`), with
+    /// upstream's names and defaults (e.g. `ImagePullJobGate=true`,
+    /// `PreDownloadImageForInPlaceUpdate=true`).
+    #[arg(long, default_value = "", value_parser = FeatureGates::parse)]
+    pub feature_gates: FeatureGates,
 }
 
 /// The webhook configuration for these arguments.
 pub(crate) fn webhook_config(args: &ManagerArgs) -> WebhookConfig {
-    let mut config =
-        WebhookConfig { bind: args.webhook_addr, namespace: args.namespace.clone(), ..Default::default() };
+    let mut config = WebhookConfig {
+        bind: args.webhook_addr,
+        namespace: args.namespace.clone(),
+        readiness_gate_for_all_pods: args.feature_gates.enabled(Gate::KruisePodReadinessGate),
+        ..Default::default()
+    };
     if let Some(host) = &args.webhook_host {
         config.endpoint = WebhookEndpoint::Url { host: host.clone(), port: None };
     }
@@ -80,8 +90,10 @@ pub(crate) async fn run_manager(
         leader_election,
         controllers: ControllerOptions {
             nodeimage: NodeImageOptions { creation_delay: args.nodeimage_creation_delay },
+            feature_gates: args.feature_gates.clone(),
         },
     };
+    tracing::info!(feature_gates = %args.feature_gates.to_flag(), "feature gates differing from the defaults");
     app::run_manager(client, options, shutdown, move |started| {
         on_health(started.health_addr, started.readiness)
     })

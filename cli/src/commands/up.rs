@@ -52,9 +52,19 @@ pub struct UpArgs {
     /// The service API's audit store (`postgres://...`); default: SQLite in DATA_DIR/api/audit.db.
     #[arg(long, value_name = "URL", env = "KRUISE_API_DATABASE_URL", hide_env_values = true)]
     database_url: Option<String>,
-    /// Address of the gRPC service API (served once the service API component is part of the build).
+    /// Address of the gRPC service API (package kruise.api.v1, with server reflection; the same
+    /// token as REST).
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:9090")]
     grpc_addr: SocketAddr,
+    /// Kruise feature gates of the manager (`kruise manager --feature-gates`). `kruise up` turns
+    /// on the ImagePullJob controller (the service API's image pre-pulls) and image pre-download
+    /// for in-place updates; upstream leaves both off.
+    #[arg(
+        long,
+        default_value = "ImagePullJobGate=true,PreDownloadImageForInPlaceUpdate=true",
+        value_parser = kruise_crds::features::FeatureGates::parse
+    )]
+    feature_gates: kruise_crds::features::FeatureGates,
 }
 
 /// Longest unix socket path (sun_path is 108 bytes with the terminating NUL).
@@ -122,6 +132,7 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
         install_crds: false,
         // The daemons start with the nodes, so the NodeImages need not wait for them.
         nodeimage_creation_delay: Duration::ZERO,
+        feature_gates: args.feature_gates.clone(),
     };
     let (stop_manager, manager_stopped) = tokio::sync::oneshot::channel::<()>();
     let (bound_tx, bound_rx) = tokio::sync::oneshot::channel();
@@ -162,20 +173,24 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
         .collect();
 
     eprintln!(
-        "[6/6] starting the service API on {} and writing {}",
+        "[6/6] starting the service API on {} (REST) and {} (gRPC) and writing {}",
         args.rest_addr,
+        args.grpc_addr,
         data_dir.join("endpoints.json").display()
     );
-    let (api, api_token) =
-        super::api::start_embedded(client.clone(), &data_dir, args.rest_addr, args.database_url.as_deref())
-            .await?;
-    // gRPC is not part of this build yet: its endpoint is null until it is, so tools reading the
-    // file can tell.
+    let (api, api_token) = super::api::start_embedded(
+        client.clone(),
+        &data_dir,
+        args.rest_addr,
+        args.grpc_addr,
+        args.database_url.as_deref(),
+    )
+    .await?;
     let endpoints = json!({
         "apiserver": server.url,
         "rest": api.rest_url(),
         "apiTokenFile": api_token,
-        "grpc": null,
+        "grpc": api.grpc_url(),
         "manager": format!("http://{health_addr}"),
         "criSockets": cri_dir,
         "daemons": daemon_endpoints,
@@ -183,8 +198,6 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
     std::fs::write(data_dir.join("endpoints.json"), serde_json::to_string_pretty(&endpoints)?)
         .context("writing endpoints.json")?;
 
-    // Reserved for the gRPC service API; accepted now so scripts written against `kruise up` keep working.
-    let _reserved = &args.grpc_addr;
     println!();
     println!(
         "kruise-rs is up{}: API server {} with {} simulated node(s).",
@@ -197,9 +210,10 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
     println!("  kubectl get nodes");
     println!("  kubectl apply -f your-kruise-manifests.yaml");
     println!(
-        "Service API: {} (Swagger UI {}/docs/), bearer token in {}",
+        "Service API: {} (Swagger UI {}/docs/), gRPC {}, bearer token in {}",
         api.rest_url(),
         api.rest_url(),
+        api.grpc_url().unwrap_or_default(),
         api_token.display()
     );
     println!(

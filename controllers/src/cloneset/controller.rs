@@ -26,7 +26,7 @@ use kube::{
     },
 };
 
-use super::sync::{default_core_options, sync};
+use super::sync::sync;
 use crate::{
     ControllerError,
     inplace::{CloneSetRevisionAdapter, InPlaceEngine},
@@ -59,6 +59,10 @@ pub struct Context {
     pub engine: InPlaceEngine,
     /// Feature gates and flags of the decision core.
     pub options: super::core::CoreOptions,
+    /// Gate `PreDownloadImageForInPlaceUpdate`: pre-pull changed images through ImagePullJobs.
+    pub pre_download: bool,
+    /// Per CloneSet uid, the converged revision whose pre-download jobs were deleted.
+    pub pre_download_cleaned: parking_lot::Mutex<std::collections::HashMap<String, String>>,
     /// Metrics.
     pub metrics: Metrics,
     /// Set once every cache holds its initial list (reconciling earlier could create pods the
@@ -149,9 +153,38 @@ fn error_policy(cs: Arc<CloneSet>, error: &ControllerError, _ctx: Arc<Context>) 
     Action::requeue(Duration::from_secs(1))
 }
 
+/// The feature gates and flags the CloneSet controller honours.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// Gates and flags of the decision core.
+    pub core: super::core::CoreOptions,
+    /// Gate `PreDownloadImageForInPlaceUpdate`.
+    pub pre_download: bool,
+}
+
+impl Settings {
+    /// The settings the feature gates ask for.
+    pub fn from_gates(gates: &kruise_crds::features::FeatureGates) -> Self {
+        use kruise_crds::features::Gate;
+        Self {
+            core: super::core::CoreOptions {
+                partition_rollback: gates.enabled(Gate::CloneSetPartitionRollback),
+                preparing_update_as_update: gates.enabled(Gate::PreparingUpdateAsUpdate),
+                exclude_preparing_delete: false,
+            },
+            pre_download: gates.enabled(Gate::PreDownloadImageForInPlaceUpdate),
+        }
+    }
+}
+
 /// Runs the CloneSet controller until the future is dropped. `on_synced` is called once every
 /// cache has its initial list.
-pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Send + 'static) {
+pub async fn run(
+    client: Client,
+    metrics: Metrics,
+    settings: Settings,
+    on_synced: impl FnOnce() + Send + 'static,
+) {
     let (pods, pod_writer) = reflector::store::<Pod>();
     let (pvcs, pvc_writer) = reflector::store::<PersistentVolumeClaim>();
     let (revisions, revision_writer) = reflector::store::<ControllerRevision>();
@@ -180,7 +213,9 @@ pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Se
         scale_expectations: ScaleExpectations::new(),
         rv_expectations: ResourceVersionExpectations::new(),
         engine,
-        options: default_core_options(),
+        options: settings.core,
+        pre_download: settings.pre_download,
+        pre_download_cleaned: Default::default(),
         metrics: metrics.clone(),
         synced: std::sync::atomic::AtomicBool::new(false),
         recorder,
@@ -190,9 +225,17 @@ pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Se
 
     let (clonesets, cloneset_writer) = reflector::store::<CloneSet>();
     let cloneset_queue = ctx.queue.clone();
+    // The Controller waits on the CloneSet store's readiness itself; a second waiter on the same
+    // store could take its wake-up (see `store_sync`), so our readiness reads the stream instead.
+    let (clonesets_listed, mut clonesets_listed_rx) = tokio::sync::watch::channel(false);
     let cloneset_stream = watcher(clonesets_api, watcher::Config::default())
         .default_backoff()
         .reflect(cloneset_writer)
+        .inspect(move |event| {
+            if matches!(event, Ok(watcher::Event::InitDone)) {
+                clonesets_listed.send_replace(true);
+            }
+        })
         .touched_objects()
         .inspect(move |result| {
             if let Ok(cs) = result {
@@ -222,14 +265,13 @@ pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Se
         });
 
     let stores_ready = {
-        let (pods, pvcs, revisions, clonesets) =
-            (pods.clone(), pvcs.clone(), revisions.clone(), clonesets.clone());
+        let (pods, pvcs, revisions) = (pods.clone(), pvcs.clone(), revisions.clone());
         let ctx = ctx.clone();
         tokio::spawn(async move {
-            let _ = pods.wait_until_ready().await;
-            let _ = pvcs.wait_until_ready().await;
-            let _ = revisions.wait_until_ready().await;
-            let _ = clonesets.wait_until_ready().await;
+            let _ = crate::runtime::store_sync::until_synced(&pods).await;
+            let _ = crate::runtime::store_sync::until_synced(&pvcs).await;
+            let _ = crate::runtime::store_sync::until_synced(&revisions).await;
+            let _ = clonesets_listed_rx.wait_for(|listed| *listed).await;
             ctx.synced.store(true, std::sync::atomic::Ordering::SeqCst);
             tracing::info!("cloneset controller caches synced");
             on_synced();

@@ -30,8 +30,8 @@ use serde_json::json;
 use super::{
     controller::Context,
     core::{
-        self, CoreOptions, DeletionAction, NodeLabels, PodUpdateAction, SyncFailure, UpdateSkip,
-        deletion_action, plan_scale, plan_update, pod_update_action, refresh_lifecycle_state,
+        self, DeletionAction, NodeLabels, PodUpdateAction, SyncFailure, UpdateSkip, deletion_action,
+        plan_scale, plan_update, pod_update_action, refresh_lifecycle_state,
     },
     pod_ops::{self, PRE_DELETE_HOLDER, PRE_UPDATE_HOLDER},
     pods::{instance_ids, new_pod, new_pvcs, owner_reference, random_instance_id},
@@ -81,6 +81,7 @@ pub async fn sync(cs: Arc<CloneSet>, ctx: &Context) -> Result<SyncOutcome, Contr
     let uid = cs.uid().unwrap_or_default();
     if cs.metadata.deletion_timestamp.is_some() {
         ctx.scale_expectations.delete(&key);
+        ctx.pre_download_cleaned.lock().remove(&uid);
         return Ok(SyncOutcome::default());
     }
     let now = Instant::now();
@@ -175,6 +176,10 @@ pub async fn sync(cs: Arc<CloneSet>, ctx: &Context) -> Result<SyncOutcome, Contr
     let mut all_revisions = revisions.clone();
     if !all_revisions.iter().any(|r| r.name_any() == update_name) {
         all_revisions.push(update_revision.clone());
+    }
+
+    if ctx.pre_download {
+        pre_download(&cs, ctx, &current_revision, &update_revision, &current_status).await;
     }
 
     // Pods written by us must be seen at least that new before acting on them again.
@@ -680,7 +685,54 @@ async fn truncate_pods_to_delete(ctx: &Context, cs: &CloneSet, pods: &[Pod]) -> 
     }
 }
 
-/// The default options of the decision core for this manager.
-pub fn default_core_options() -> CoreOptions {
-    CoreOptions::default()
+/// Image pre-download for the rollout under way, or clean-up of its jobs once it converged.
+/// Failures are logged and do not stop the reconcile (as upstream).
+async fn pre_download(
+    cs: &CloneSet,
+    ctx: &Context,
+    current: &ControllerRevision,
+    update: &ControllerRevision,
+    status: &kruise_crds::apps::v1beta1::CloneSetStatus,
+) {
+    let (current_name, update_name) = (current.name_any(), update.name_any());
+    let result = if current_name != update_name {
+        let (Some(current_template), Some(update_template), Some(owner)) =
+            (revision::template_of(current), revision::template_of(update), owner_reference(cs))
+        else {
+            return;
+        };
+        let in_place_possible = match (
+            crate::inplace::Revision::from_controller_revision(current),
+            crate::inplace::Revision::from_controller_revision(update),
+        ) {
+            (Ok(old), Ok(new)) => ctx.engine.can_update_in_place(&old, &new, &update_options(cs)),
+            _ => false,
+        };
+        let labels = update.labels().clone();
+        let inputs = super::predownload::Inputs {
+            cs,
+            update_revision_labels: &labels,
+            status_is_for_update_revision: status.update_revision == update_name,
+            updated_ready_replicas: status.updated_ready_replicas,
+            in_place_possible,
+            current_template: &current_template,
+            update_template: &update_template,
+        };
+        super::predownload::reconcile(ctx, cs, owner, &inputs, update).await
+    } else if update.labels().contains_key(kruise_crds::common::well_known::IMAGE_PRE_DOWNLOAD_CREATED)
+        && ctx.pre_download_cleaned.lock().get(&cs.uid().unwrap_or_default()) != Some(&update_name)
+    {
+        // The rollout that pre-downloaded converged: its jobs are done with (once per revision;
+        // after a restart, once more).
+        let result = super::predownload::delete_jobs(ctx, cs).await;
+        if result.is_ok() {
+            ctx.pre_download_cleaned.lock().insert(cs.uid().unwrap_or_default(), update_name);
+        }
+        result
+    } else {
+        Ok(())
+    };
+    if let Err(error) = result {
+        tracing::warn!(cloneset = %key_of(cs), %error, "image pre-download failed");
+    }
 }

@@ -120,8 +120,8 @@ pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Se
     let sync_watch = {
         let (ctx, queue) = (ctx.clone(), queue.clone());
         async move {
-            let _ = ctx.lists.wait_until_ready().await;
-            let _ = ctx.children.wait_until_ready().await;
+            let _ = crate::runtime::store_sync::until_synced(&ctx.lists).await;
+            let _ = crate::runtime::store_sync::until_synced(&ctx.children).await;
             ctx.synced.store(true, Ordering::SeqCst);
             tracing::info!("imagelistpulljob controller caches synced");
             for list in ctx.lists.state() {

@@ -213,10 +213,10 @@ pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Se
     let sync_watch = {
         let (ctx, queue) = (ctx.clone(), queue.clone());
         async move {
-            let _ = ctx.jobs.wait_until_ready().await;
-            let _ = ctx.node_images.wait_until_ready().await;
-            let _ = ctx.pods.wait_until_ready().await;
-            let _ = ctx.secrets.wait_until_ready().await;
+            let _ = crate::runtime::store_sync::until_synced(&ctx.jobs).await;
+            let _ = crate::runtime::store_sync::until_synced(&ctx.node_images).await;
+            let _ = crate::runtime::store_sync::until_synced(&ctx.pods).await;
+            let _ = crate::runtime::store_sync::until_synced(&ctx.secrets).await;
             ctx.synced.store(true, Ordering::SeqCst);
             tracing::info!("imagepulljob controller caches synced");
             for job in ctx.jobs.state() {

@@ -161,9 +161,9 @@ pub async fn run(
         let ctx = ctx.clone();
         let queue = queue.clone();
         async move {
-            let _ = nodes.wait_until_ready().await;
-            let _ = node_images.wait_until_ready().await;
-            let _ = jobs.wait_until_ready().await;
+            let _ = crate::runtime::store_sync::until_synced(&nodes).await;
+            let _ = crate::runtime::store_sync::until_synced(&node_images).await;
+            let _ = crate::runtime::store_sync::until_synced(&jobs).await;
             ctx.synced.store(true, Ordering::SeqCst);
             tracing::info!("nodeimage controller caches synced");
             for node in ctx.nodes.state() {

@@ -9,12 +9,14 @@ pub mod informer;
 pub mod leader;
 pub mod metrics;
 pub mod queue;
+pub mod store_sync;
 pub mod workqueue;
 
 use std::{future::Future, net::SocketAddr, pin::Pin, sync::Arc};
 
 use kube::Client;
 use tokio::sync::watch;
+use tokio_util::task::AbortOnDropHandle;
 
 pub use health::Readiness;
 pub use leader::LeaderElectionConfig;
@@ -74,15 +76,25 @@ impl Manager {
                 let _ = stop_rx.wait_for(|stop| *stop).await;
             }
         };
+        // Every task below is aborted when this future is dropped (a caller that aborts the
+        // manager must not leave controllers or the election running behind its back).
         let (bound, health_task) =
             health::serve(self.config.health_addr, self.readiness.clone(), self.metrics.clone(), health_stop)
                 .await?;
+        let health_task = AbortOnDropHandle::new(health_task);
         on_bound(bound);
 
         let (leading_tx, mut leading_rx) = watch::channel(self.config.leader_election.is_none());
         // Without election the sender stays here, so `leading` stays true for the whole run.
         let (election, _always_leading) = match self.config.leader_election.clone() {
-            Some(config) => (Some(tokio::spawn(leader::run(self.client.clone(), config, leading_tx))), None),
+            Some(config) => (
+                Some(AbortOnDropHandle::new(tokio::spawn(leader::run(
+                    self.client.clone(),
+                    config,
+                    leading_tx,
+                )))),
+                None,
+            ),
             None => (None, Some(leading_tx)),
         };
 
@@ -94,8 +106,10 @@ impl Manager {
                 result = leading_rx.wait_for(|leading| *leading) => if result.is_err() { break },
             }
             tracing::info!(controllers = controllers.len(), "leading: starting controllers");
-            let tasks: Vec<_> =
-                controllers.iter().map(|start| tokio::spawn(start(self.client.clone()))).collect();
+            let tasks: Vec<_> = controllers
+                .iter()
+                .map(|start| AbortOnDropHandle::new(tokio::spawn(start(self.client.clone()))))
+                .collect();
             let stop = tokio::select! {
                 _ = &mut shutdown => true,
                 result = leading_rx.wait_for(|leading| !*leading) => {

@@ -27,10 +27,10 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 use super::{
-    CLONESET_MUTATING_PATH, CLONESET_VALIDATING_PATH, IMAGELISTPULLJOB_MUTATING_PATH,
-    IMAGELISTPULLJOB_VALIDATING_PATH, IMAGEPULLJOB_MUTATING_PATH, IMAGEPULLJOB_VALIDATING_PATH,
-    MUTATING_CONFIGURATION_NAME, NODEIMAGE_MUTATING_PATH, NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH,
-    VALIDATING_CONFIGURATION_NAME, conversion::converts,
+    CLONESET_MUTATING_PATH, CLONESET_VALIDATING_PATH, CONTAINERRECREATEREQUEST_MUTATING_PATH,
+    IMAGELISTPULLJOB_MUTATING_PATH, IMAGELISTPULLJOB_VALIDATING_PATH, IMAGEPULLJOB_MUTATING_PATH,
+    IMAGEPULLJOB_VALIDATING_PATH, MUTATING_CONFIGURATION_NAME, NODEIMAGE_MUTATING_PATH,
+    NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH, VALIDATING_CONFIGURATION_NAME, conversion::converts,
 };
 use crate::ControllerError;
 
@@ -83,6 +83,15 @@ const MUTATING: &[WebhookSpec] = &[
         versions: &["v1alpha1", "v1beta1"],
         operations: &["CREATE", "UPDATE"],
         resource: "clonesets",
+        exempt_control_plane: false,
+    },
+    WebhookSpec {
+        name: "mcontainerrecreaterequest.kb.io",
+        path: CONTAINERRECREATEREQUEST_MUTATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "containerrecreaterequests",
         exempt_control_plane: false,
     },
     WebhookSpec {
@@ -307,13 +316,21 @@ pub fn manages_conversion(crd: &CustomResourceDefinition) -> bool {
         && converts(&spec.group, &spec.names.kind)
 }
 
-/// What one ensure pass wrote.
+/// What one pass of [`ensure_webhook_configurations`] or [`ensure_crd_conversions`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Applied {
-    /// Webhook configurations created or patched.
-    pub configurations: Vec<String>,
-    /// CRDs whose conversion was patched.
-    pub crds: Vec<String>,
+    /// Objects created or patched.
+    pub written: Vec<String>,
+    /// Objects left alone because they point at another replica that is alive
+    /// ([`super::peers`]); the caller checks again soon, to take over when it goes.
+    pub deferred_to_peer: Vec<String>,
+}
+
+impl Applied {
+    fn merge(&mut self, other: Applied) {
+        self.written.extend(other.written);
+        self.deferred_to_peer.extend(other.deferred_to_peer);
+    }
 }
 
 /// Creates both webhook configurations or patches their `webhooks` when they drifted.
@@ -321,28 +338,25 @@ pub async fn ensure_webhook_configurations(
     client: &kube::Client,
     target: &ClientTarget,
     ca_bundle: &ByteString,
-) -> Result<Vec<String>, ControllerError> {
-    let mut written = Vec::new();
+) -> Result<Applied, ControllerError> {
+    let mut applied = Applied::default();
     let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
-    if ensure_one(&mutating, &desired_mutating(target, ca_bundle)).await? {
-        written.push(MUTATING_CONFIGURATION_NAME.to_string());
-    }
+    applied.merge(ensure_one(&mutating, &desired_mutating(target, ca_bundle), target).await?);
     let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
-    if ensure_one(&validating, &desired_validating(target, ca_bundle)).await? {
-        written.push(VALIDATING_CONFIGURATION_NAME.to_string());
-    }
-    Ok(written)
+    applied.merge(ensure_one(&validating, &desired_validating(target, ca_bundle), target).await?);
+    Ok(applied)
 }
 
-/// Creates `desired` or merge-patches its `webhooks` list when the stored one differs; true
-/// when it wrote.
-async fn ensure_one<K>(api: &Api<K>, desired: &K) -> Result<bool, ControllerError>
+/// Creates `desired` or merge-patches its `webhooks` list when the stored one differs (unless
+/// it points at a live peer).
+async fn ensure_one<K>(api: &Api<K>, desired: &K, target: &ClientTarget) -> Result<Applied, ControllerError>
 where
     K: kube::Resource + Clone + serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
 {
     let name = desired.meta().name.clone().unwrap_or_default();
     let desired_value = serde_json::to_value(desired)?;
     let desired_webhooks = desired_value.get("webhooks").cloned().unwrap_or(Value::Array(Vec::new()));
+    let mut applied = Applied::default();
     match api.get_opt(&name).await? {
         None => match api
             .create(&PostParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() }, desired)
@@ -350,17 +364,21 @@ where
         {
             Ok(_) => {
                 tracing::info!(configuration = %name, "created the webhook configuration");
-                Ok(true)
+                applied.written.push(name);
             }
             // Another replica created it meanwhile; the next pass compares.
-            Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
-            Err(error) => Err(error.into()),
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            Err(error) => return Err(error.into()),
         },
         Some(stored) => {
             let stored_value = serde_json::to_value(&stored)?;
             let stored_webhooks = stored_value.get("webhooks").cloned().unwrap_or(Value::Array(Vec::new()));
             if contains(&stored_webhooks, &desired_webhooks) {
-                return Ok(false);
+                return Ok(applied);
+            }
+            if super::peers::held_by_live_peer(&stored_webhooks, target).await {
+                applied.deferred_to_peer.push(name);
+                return Ok(applied);
             }
             let patch = json!({"metadata": {"labels": desired_value.pointer("/metadata/labels")}, "webhooks": desired_webhooks});
             api.patch(
@@ -370,21 +388,22 @@ where
             )
             .await?;
             tracing::info!(configuration = %name, "patched the webhook configuration (caBundle, clientConfig or rules drifted)");
-            Ok(true)
+            applied.written.push(name);
         }
     }
+    Ok(applied)
 }
 
-/// Points the conversion webhook of every managed Kruise CRD at this server; returns the CRDs
-/// patched.
+/// Points the conversion webhook of every managed Kruise CRD at this server (unless it points
+/// at a live peer).
 pub async fn ensure_crd_conversions(
     client: &kube::Client,
     target: &ClientTarget,
     ca_bundle: &ByteString,
-) -> Result<Vec<String>, ControllerError> {
+) -> Result<Applied, ControllerError> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let desired = desired_conversion(target, ca_bundle);
-    let mut written = Vec::new();
+    let mut applied = Applied::default();
     for crd in api.list(&ListParams::default()).await?.items {
         if !manages_conversion(&crd) {
             continue;
@@ -394,6 +413,10 @@ pub async fn ensure_crd_conversions(
             continue;
         }
         let name = crd.metadata.name.clone().unwrap_or_default();
+        if super::peers::held_by_live_peer(&stored, target).await {
+            applied.deferred_to_peer.push(name);
+            continue;
+        }
         let patch = json!({"spec": {"conversion": desired}});
         api.patch(
             &name,
@@ -402,9 +425,9 @@ pub async fn ensure_crd_conversions(
         )
         .await?;
         tracing::info!(crd = %name, "pointed the CRD's conversion webhook at this server");
-        written.push(name);
+        applied.written.push(name);
     }
-    Ok(written)
+    Ok(applied)
 }
 
 #[cfg(test)]
@@ -433,6 +456,7 @@ mod tests {
             [
                 "mpod.kb.io",
                 "mcloneset.kb.io",
+                "mcontainerrecreaterequest.kb.io",
                 "mimagelistpulljob-v1beta1.kb.io",
                 "mimagepulljob-v1beta1.kb.io",
                 "mnodeimage.kb.io"

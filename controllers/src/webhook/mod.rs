@@ -5,6 +5,8 @@
 //!   CloneSet defaults, validation with field paths, and `policy.kruise.io/delete-protection`;
 //! - `/mutate-apps-kruise-io-{imagepulljob,imagelistpulljob,nodeimage}` and their
 //!   `/validate-...` twins ([`imagejobs`]): defaults and validation of the pre-pull kinds;
+//! - `/mutate-apps-kruise-io-containerrecreaterequest` ([`crr`]): ContainerRecreateRequest
+//!   validation, defaults and the copy of its pod's identity (upstream has no validating twin);
 //! - `/mutate-pod` ([`pod`]): the `KruisePodReady` readiness gate on Kruise-owned pods;
 //! - `/convert` ([`conversion`]): v1alpha1 <-> v1beta1 for every Kruise kind with two versions.
 //!
@@ -28,7 +30,9 @@ pub mod certs;
 pub mod cloneset;
 pub mod configuration;
 pub mod conversion;
+pub mod crr;
 pub mod imagejobs;
+pub mod peers;
 pub mod pod;
 mod server;
 
@@ -55,6 +59,8 @@ pub const IMAGELISTPULLJOB_VALIDATING_PATH: &str = "/validate-apps-kruise-io-ima
 pub const NODEIMAGE_MUTATING_PATH: &str = "/mutate-apps-kruise-io-nodeimage";
 /// Path of the NodeImage validating webhook.
 pub const NODEIMAGE_VALIDATING_PATH: &str = "/validate-apps-kruise-io-nodeimage";
+/// Path of the ContainerRecreateRequest mutating webhook (it also validates, as upstream's).
+pub const CONTAINERRECREATEREQUEST_MUTATING_PATH: &str = "/mutate-apps-kruise-io-containerrecreaterequest";
 /// Path of the pod mutating webhook.
 pub const POD_MUTATING_PATH: &str = "/mutate-pod";
 /// Path of the conversion webhook.

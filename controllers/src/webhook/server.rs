@@ -29,14 +29,15 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    CLONESET_MUTATING_PATH, CLONESET_VALIDATING_PATH, CONVERSION_PATH, IMAGELISTPULLJOB_MUTATING_PATH,
-    IMAGELISTPULLJOB_VALIDATING_PATH, IMAGEPULLJOB_MUTATING_PATH, IMAGEPULLJOB_VALIDATING_PATH,
-    NODEIMAGE_MUTATING_PATH, NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH, WebhookConfig, WebhookEndpoint,
+    CLONESET_MUTATING_PATH, CLONESET_VALIDATING_PATH, CONTAINERRECREATEREQUEST_MUTATING_PATH,
+    CONVERSION_PATH, IMAGELISTPULLJOB_MUTATING_PATH, IMAGELISTPULLJOB_VALIDATING_PATH,
+    IMAGEPULLJOB_MUTATING_PATH, IMAGEPULLJOB_VALIDATING_PATH, NODEIMAGE_MUTATING_PATH,
+    NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH, WebhookConfig, WebhookEndpoint,
     admission::{into_review, parse_review},
     certs::{self, CertArtifacts, CertSecretSpec, ServingNames},
     cloneset::{self, PodLookup, ValidationOptions},
     configuration::{self, ClientTarget},
-    conversion,
+    conversion, crr,
     imagejobs::{self, ImageKind},
     pod::{self, PodMutationOptions},
 };
@@ -50,6 +51,8 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 const FIRST_RETRY: Duration = Duration::from_millis(500);
 /// After a watched object changed, wait this long for more changes before syncing.
 const DEBOUNCE: Duration = Duration::from_millis(200);
+/// How soon a pass that deferred to a live peer checks again.
+const PEER_RECHECK: Duration = Duration::from_secs(2);
 
 /// Where the server stands; see [`WebhookReadiness`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -145,6 +148,7 @@ fn router(state: HandlerState) -> Router {
         )
         .route(NODEIMAGE_MUTATING_PATH, post(|body| image_admission(ImageKind::NodeImage, true, body)))
         .route(NODEIMAGE_VALIDATING_PATH, post(|body| image_admission(ImageKind::NodeImage, false, body)))
+        .route(CONTAINERRECREATEREQUEST_MUTATING_PATH, post(mutate_crr))
         .route(CONVERSION_PATH, post(convert))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
@@ -194,6 +198,37 @@ async fn image_admission(kind: ImageKind, mutating: bool, body: Bytes) -> Json<V
         Ok(request) => into_review(imagejobs::validate(kind, &request)),
         Err(response) => into_review(*response),
     })
+}
+
+async fn mutate_crr(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
+    let request = match parse_review(&body) {
+        Ok(request) => request,
+        Err(response) => return Json(into_review(*response)),
+    };
+    let lookup = match crr::pod_to_look_up(&request) {
+        Some((namespace, name)) => Some(look_up_crr_pod(&state.client, &namespace, &name).await),
+        None => None,
+    };
+    Json(into_review(crr::mutate(&request, lookup.as_ref())))
+}
+
+/// The pod a ContainerRecreateRequest names, and its node's labels.
+async fn look_up_crr_pod(client: &kube::Client, namespace: &str, name: &str) -> crr::PodLookup {
+    let pod = match Api::<Pod>::namespaced(client.clone(), namespace).get_opt(name).await {
+        Ok(Some(pod)) => pod,
+        Ok(None) => return crr::PodLookup::NotFound,
+        Err(error) => return crr::PodLookup::Failed(error.to_string()),
+    };
+    let node_name = pod.spec.as_ref().and_then(|spec| spec.node_name.clone()).unwrap_or_default();
+    let node_labels = if node_name.is_empty() {
+        None
+    } else {
+        match Api::<k8s_openapi::api::core::v1::Node>::all(client.clone()).get_opt(&node_name).await {
+            Ok(node) => node.map(|node| node.metadata.labels.unwrap_or_default()),
+            Err(error) => return crr::PodLookup::Failed(format!("failed to get Node {node_name}: {error}")),
+        }
+    };
+    crr::PodLookup::Found { pod: Box::new(pod), node_labels }
 }
 
 async fn mutate_pod(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
@@ -303,10 +338,21 @@ impl WebhookServer {
     }
 
     /// Stops accepting, closes open connections and ends the sync.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(mut self) {
         self.cancel.cancel();
-        for task in self.tasks {
+        for task in std::mem::take(&mut self.tasks) {
             let _ = task.await;
+        }
+    }
+}
+
+impl Drop for WebhookServer {
+    /// A server dropped without [`shutdown`](Self::shutdown) (its owner was aborted) must not
+    /// keep serving and rewriting the webhook configurations in the background.
+    fn drop(&mut self) {
+        self.cancel.cancel();
+        for task in &self.tasks {
+            task.abort();
         }
     }
 }
@@ -419,10 +465,14 @@ impl Syncer {
         let mut retry = FIRST_RETRY;
         loop {
             let delay = match self.sync_once().await {
-                Ok(()) => {
+                Ok(outcome) => {
                     retry = FIRST_RETRY;
                     self.state.send_modify(|state| state.last_error = None);
-                    self.resync
+                    match outcome {
+                        // Take over as soon as the peer goes: nothing we watch changes then.
+                        SyncOutcome::DeferredToPeer => self.resync.min(PEER_RECHECK),
+                        SyncOutcome::Done => self.resync,
+                    }
                 }
                 Err(error) => {
                     tracing::warn!(%error, retry_in = ?retry, "webhook sync failed");
@@ -442,7 +492,7 @@ impl Syncer {
         }
     }
 
-    async fn sync_once(&mut self) -> Result<(), ControllerError> {
+    async fn sync_once(&mut self) -> Result<SyncOutcome, ControllerError> {
         let artifacts = match certs::ensure_secret(&self.client, &self.cert_spec).await {
             Err(ControllerError::Kube(kube::Error::Api(status))) if status.code == 404 => {
                 // The namespace itself is missing (a fresh cluster or the embedded control
@@ -459,18 +509,28 @@ impl Syncer {
             self.loaded = Some(artifacts.clone());
             self.state.send_modify(|state| state.cert_loaded = true);
         }
+        let mut outcome = SyncOutcome::Done;
         if self.manage_configurations {
             let ca_bundle = certs::ca_bundle(&artifacts);
             let configurations =
                 configuration::ensure_webhook_configurations(&self.client, &self.target, &ca_bundle).await?;
             let crds = configuration::ensure_crd_conversions(&self.client, &self.target, &ca_bundle).await?;
-            if !configurations.is_empty() || !crds.is_empty() {
-                tracing::info!(?configurations, crds = crds.len(), "webhook configuration applied");
+            if !configurations.written.is_empty() || !crds.written.is_empty() {
+                tracing::info!(configurations = ?configurations.written, crds = crds.written.len(), "webhook configuration applied");
+            }
+            if !configurations.deferred_to_peer.is_empty() || !crds.deferred_to_peer.is_empty() {
+                outcome = SyncOutcome::DeferredToPeer;
             }
         }
         self.state.send_modify(|state| state.configured = true);
-        Ok(())
+        Ok(outcome)
     }
+}
+
+/// Whether a sync pass left something to another live replica.
+enum SyncOutcome {
+    Done,
+    DeferredToPeer,
 }
 
 /// Watches what the sync maintains (the Secret, both webhook configurations, the CRDs) and

@@ -103,6 +103,12 @@ pub fn pre_stop_duration(container: &Container) -> Duration {
         return Duration::from_secs(sleep.seconds.max(0) as u64);
     }
     let command = pre_stop.exec.as_ref().and_then(|e| e.command.clone()).unwrap_or_default();
+    exec_duration(&command)
+}
+
+/// How long an exec runs in a simulated container: `sleep N` (also inside `sh -c "..."`)
+/// takes N (a duration as [`parse_duration`] reads it); anything else returns at once.
+pub fn exec_duration(command: &[String]) -> Duration {
     let words: Vec<&str> = command.iter().flat_map(|part| part.split_whitespace()).collect();
     words
         .windows(2)

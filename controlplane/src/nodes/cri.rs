@@ -572,10 +572,31 @@ impl RuntimeService for CriServer {
         Ok(Response::new(cri::RemoveContainerResponse {}))
     }
 
+    /// Runs the command as [`NodeRuntime::exec`] does. A `sleep N` takes N seconds, as in a
+    /// real container, and is cut at the request's `timeout` (0: none) with containerd's
+    /// `DeadlineExceeded`; preStop hooks run through here by the node daemon take their time.
     async fn exec_sync(&self, request: Request<cri::ExecSyncRequest>) -> GrpcResult<cri::ExecSyncResponse> {
         let request = request.into_inner();
         if request.cmd.is_empty() {
             return Err(Status::invalid_argument("cmd must not be empty"));
+        }
+        self.runtime
+            .container(&request.container_id)
+            .ok_or_else(|| container_not_found(&request.container_id))?;
+        let runs_for = super::conventions::exec_duration(&request.cmd);
+        if !runs_for.is_zero() {
+            let limit =
+                u64::try_from(request.timeout).ok().filter(|t| *t > 0).map(std::time::Duration::from_secs);
+            match limit {
+                Some(limit) if runs_for > limit => {
+                    tokio::time::sleep(limit).await;
+                    return Err(Status::deadline_exceeded(format!(
+                        "failed to exec in container: timeout {}s exceeded: context deadline exceeded",
+                        request.timeout
+                    )));
+                }
+                _ => tokio::time::sleep(runs_for).await,
+            }
         }
         let result = self
             .runtime

@@ -24,3 +24,9 @@ pub const DELETE_PROTECTION: &str = "policy.kruise.io/delete-protection";
 pub const KRUISE_POD_READY: &str = "KruisePodReady";
 /// Kubernetes pod-deletion-cost annotation, read by CloneSet scale-in ranking.
 pub const POD_DELETION_COST: &str = "controller.kubernetes.io/pod-deletion-cost";
+/// ControllerRevision label: ImagePullJobs were created for the images of this revision.
+/// (Upstream's spelling, `pre-predownload`, kept.)
+pub const IMAGE_PRE_DOWNLOAD_CREATED: &str = "apps.kruise.io/pre-predownload-created";
+/// ControllerRevision label: this revision's images are not pre-downloaded (ReCreate, too few
+/// replicas, one batch, or not updatable in place).
+pub const IMAGE_PRE_DOWNLOAD_IGNORED: &str = "apps.kruise.io/image-predownload-ignored";

@@ -159,7 +159,23 @@ fn inject(
                 .find(|c| c.name == container.name)
         });
         let Some(pod_container) = pod_container else {
-            errors.push(FieldError::not_found(&path.child("name"), quoted(&container.name)));
+            let known: Vec<&str> = pod_spec
+                .map(|spec| {
+                    spec.init_containers
+                        .iter()
+                        .flatten()
+                        .chain(spec.containers.iter())
+                        .map(|c| c.name.as_str())
+                        .collect()
+                })
+                .unwrap_or_default();
+            errors.push(FieldError {
+                detail: format!(
+                    "no container of that name in Pod {pod_name} (containers: {})",
+                    known.join(", ")
+                ),
+                ..FieldError::not_found(&path.child("name"), quoted(&container.name))
+            });
             continue;
         };
         let container_status = status

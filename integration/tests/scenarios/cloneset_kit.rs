@@ -58,10 +58,6 @@ impl Kit {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let nodes = SimNodes::start(cluster, Hosting::InProcess, 3).await.expect("starting simulated nodes");
-        // Known defect (see the issue note): the CloneSet controller's caches sometimes never sync
-        // when its first watches race the webhook's conversion patch of the CloneSet CRD (the API
-        // server drops the watchers with 410 and the relist hangs). The run says so in the report
-        // and starts the manager once more rather than failing on it.
         let manager = match manager {
             Some(spec) => Some(start_manager(scene, spec).await),
             None => None,
@@ -384,18 +380,10 @@ impl Drop for PodLimits {
     }
 }
 
-/// Starts a manager, starting it again (up to three times in all) when its caches never sync:
-/// the known defect described in `Kit::start_with`. Each retry is noted in the report.
+/// Starts a manager and waits until it is ready (or, with leader election, healthy).
 pub async fn start_manager(scene: &Scene, spec: ManagerSpec) -> KruiseManager {
-    let mut attempt = 1;
-    loop {
-        match KruiseManager::start(scene.cluster(), spec.clone()).await {
-            Ok(manager) => return manager,
-            Err(error) if attempt < 3 => {
-                scene.note(format!("the manager did not become ready ({error}); started it again"));
-                attempt += 1;
-            }
-            Err(error) => panic!("starting the manager: {error}"),
-        }
+    match KruiseManager::start(scene.cluster(), spec).await {
+        Ok(manager) => manager,
+        Err(error) => panic!("starting the manager: {error}"),
     }
 }

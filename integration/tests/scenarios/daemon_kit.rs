@@ -84,9 +84,6 @@ impl DaemonKit {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let nodes = SimNodes::start(cluster, Hosting::InProcess, 3).await.expect("starting simulated nodes");
-        // On the real tier the CloneSet controller's caches sometimes never sync when its first
-        // watches race the webhook's conversion patch of the CloneSet CRD (kube-apiserver then
-        // drops every CloneSet watcher and answers 410); one more start gets past it.
         let manager = crate::cloneset_kit::start_manager(scene, ManagerSpec::in_process()).await;
         let proxy_dir = proxied.then(|| {
             tempfile::Builder::new()

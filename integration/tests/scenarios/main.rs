@@ -7,8 +7,10 @@
 mod cloneset;
 mod cloneset_features;
 mod cloneset_kit;
+mod cloneset_predownload;
 mod cloneset_robustness;
 mod crds;
+mod crr;
 mod daemon;
 mod daemon_kit;
 mod kubectl;
@@ -100,6 +102,10 @@ fn main() -> ExitCode {
             run: |scene| Box::pin(cloneset_features::volume_claims(scene)),
         },
         Scenario {
+            name: "cloneset::image_pre_download",
+            run: |scene| Box::pin(cloneset_predownload::image_pre_download(scene)),
+        },
+        Scenario {
             name: "daemon::imagepulljob_over_three_nodes",
             run: |scene| Box::pin(daemon::imagepulljob_over_three_nodes(scene)),
         },
@@ -123,6 +129,18 @@ fn main() -> ExitCode {
         Scenario {
             name: "daemon::cri_unavailable_then_recovers",
             run: |scene| Box::pin(daemon::cri_unavailable_then_recovers(scene)),
+        },
+        Scenario {
+            name: "crr::recreates_exactly_the_named_containers",
+            run: |scene| Box::pin(crr::recreates_exactly_the_named_containers(scene)),
+        },
+        Scenario {
+            name: "crr::ordered_recreate_restarts_in_order",
+            run: |scene| Box::pin(crr::ordered_recreate_restarts_in_order(scene)),
+        },
+        Scenario {
+            name: "crr::bad_requests_are_refused_or_fail_with_a_message",
+            run: |scene| Box::pin(crr::bad_requests_are_refused_or_fail_with_a_message(scene)),
         },
     ])
 }

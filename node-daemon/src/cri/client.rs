@@ -167,6 +167,90 @@ impl CriClient {
             .await?;
         Ok(response.image_ref)
     }
+
+    /// `ListContainers` with `filter` (container recreation finds a pod's containers by the
+    /// kubelet's `io.kubernetes.pod.uid` label).
+    pub async fn list_containers(
+        &self,
+        filter: cri::ContainerFilter,
+    ) -> Result<Vec<cri::Container>, CriError> {
+        let response = self
+            .call("ListContainers", self.inner.options.call_timeout, |channel| async move {
+                RuntimeServiceClient::new(channel)
+                    .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                    .list_containers(cri::ListContainersRequest { filter: Some(filter) })
+                    .await
+            })
+            .await?;
+        Ok(response.containers)
+    }
+
+    /// `ContainerStatus` of one container (`None` when the runtime answers without a status).
+    pub async fn container_status(&self, id: &str) -> Result<Option<cri::ContainerStatus>, CriError> {
+        let request = cri::ContainerStatusRequest { container_id: id.to_string(), verbose: false };
+        let response = self
+            .call("ContainerStatus", self.inner.options.call_timeout, |channel| async move {
+                RuntimeServiceClient::new(channel).container_status(request).await
+            })
+            .await?;
+        Ok(response.status)
+    }
+
+    /// `StopContainer`: SIGTERM, then SIGKILL after `grace_seconds`; the call may take that
+    /// long, so its own timeout is the grace period plus the usual call timeout.
+    pub async fn stop_container(&self, id: &str, grace_seconds: i64) -> Result<(), CriError> {
+        let request = cri::StopContainerRequest { container_id: id.to_string(), timeout: grace_seconds };
+        let timeout =
+            self.inner.options.call_timeout + Duration::from_secs(u64::try_from(grace_seconds).unwrap_or(0));
+        self.call("StopContainer", timeout, |channel| async move {
+            RuntimeServiceClient::new(channel).stop_container(request).await
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// `ExecSync`: runs `command` in a container, the runtime cutting it after `timeout`
+    /// (whole seconds, at least one).
+    pub async fn exec_sync(
+        &self,
+        id: &str,
+        command: Vec<String>,
+        timeout: Duration,
+    ) -> Result<cri::ExecSyncResponse, CriError> {
+        let seconds = i64::try_from(timeout.as_secs().max(1)).unwrap_or(i64::MAX);
+        let request = cri::ExecSyncRequest { container_id: id.to_string(), cmd: command, timeout: seconds };
+        self.call("ExecSync", timeout + self.inner.options.call_timeout, |channel| async move {
+            RuntimeServiceClient::new(channel).exec_sync(request).await
+        })
+        .await
+    }
+
+    /// `ListPodSandbox` with `filter`.
+    pub async fn list_pod_sandbox(
+        &self,
+        filter: cri::PodSandboxFilter,
+    ) -> Result<Vec<cri::PodSandbox>, CriError> {
+        let response = self
+            .call("ListPodSandbox", self.inner.options.call_timeout, |channel| async move {
+                RuntimeServiceClient::new(channel)
+                    .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                    .list_pod_sandbox(cri::ListPodSandboxRequest { filter: Some(filter) })
+                    .await
+            })
+            .await?;
+        Ok(response.items)
+    }
+
+    /// `PodSandboxStatus` of one sandbox.
+    pub async fn pod_sandbox_status(&self, id: &str) -> Result<Option<cri::PodSandboxStatus>, CriError> {
+        let request = cri::PodSandboxStatusRequest { pod_sandbox_id: id.to_string(), verbose: false };
+        let response = self
+            .call("PodSandboxStatus", self.inner.options.call_timeout, |channel| async move {
+                RuntimeServiceClient::new(channel).pod_sandbox_status(request).await
+            })
+            .await?;
+        Ok(response.status)
+    }
 }
 
 /// Opens a gRPC channel over the unix socket at `path` (the URI is required by the HTTP/2

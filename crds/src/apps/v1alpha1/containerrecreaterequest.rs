@@ -63,7 +63,8 @@ pub struct ContainerRecreateRequestStrategy {
     /// Recreate one container at a time, waiting for each to start.
     #[serde(default, skip_serializing_if = "crate::is_default")]
     pub ordered_recreate: bool,
-    /// Kill the containers without running the preStop hook.
+    /// Stop a container even if its previous instance is already restarting (the preStop hook
+    /// still runs).
     #[serde(default, skip_serializing_if = "crate::is_default")]
     pub force_recreate: bool,
     /// Grace period of the kill; the pod's when unset.
