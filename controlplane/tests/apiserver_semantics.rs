@@ -143,6 +143,40 @@ async fn eviction_respects_disruption_budgets() {
 }
 
 #[tokio::test]
+async fn pod_status_writes_keep_labels_and_annotations_but_not_the_spec() {
+    // As kube-apiserver's pod status strategy: pods/status may change labels and annotations
+    // (kruise-daemon reports its runtime-containers-meta so), never the spec; other kinds'
+    // status subresources change status only.
+    let (server, client) = start().await;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    pods.create(&PostParams::default(), &pod("s", json!({"app": "a"}))).await.unwrap();
+    let patch = json!({
+        "metadata": {"annotations": {"apps.kruise.io/runtime-containers-meta": "{}"}, "labels": {"x": "y"}},
+        "spec": {"activeDeadlineSeconds": 5},
+        "status": {"phase": "Running"},
+    });
+    let written = pods.patch_status("s", &PatchParams::default(), &Patch::Strategic(patch)).await.unwrap();
+    let annotations = written.metadata.annotations.clone().unwrap_or_default();
+    assert_eq!(annotations.get("apps.kruise.io/runtime-containers-meta").map(String::as_str), Some("{}"));
+    let labels = written.metadata.labels.clone().unwrap_or_default();
+    assert_eq!((labels.get("app"), labels.get("x")), (Some(&"a".to_string()), Some(&"y".to_string())));
+    assert_eq!(written.spec.unwrap().active_deadline_seconds, None, "the spec is not written");
+    assert_eq!(written.status.unwrap().phase.as_deref(), Some("Running"));
+
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> = Api::namespaced(client, "default");
+    let deployment = serde_json::from_value(json!({
+        "metadata": {"name": "d"},
+        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "x:1"}]}}}
+    }))
+    .unwrap();
+    deployments.create(&PostParams::default(), &deployment).await.unwrap();
+    let patch = json!({"metadata": {"annotations": {"k": "v"}}, "status": {"replicas": 1}});
+    let written = deployments.patch_status("d", &PatchParams::default(), &Patch::Merge(patch)).await.unwrap();
+    assert!(written.metadata.annotations.unwrap_or_default().get("k").is_none());
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn resize_changes_resources_only() {
     let (server, client) = start().await;
     let pods: Api<Pod> = Api::namespaced(client, "default");

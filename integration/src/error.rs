@@ -15,6 +15,14 @@ pub enum HarnessError {
         /// The binaries not found there.
         missing: Vec<String>,
     },
+    /// A local program the test needs is not installed (containerd, docker-registry).
+    #[error("{program} is not installed: {hint}")]
+    ProgramMissing {
+        /// The program.
+        program: String,
+        /// How to get it.
+        hint: String,
+    },
     /// No PostgreSQL binaries were found (tests that need PostgreSQL skip with this message).
     #[error("PostgreSQL: {0}")]
     PostgresMissing(String),

@@ -16,11 +16,13 @@
 
 pub mod certs;
 pub mod cluster;
+pub mod containerd;
 mod error;
 pub mod manager;
 pub mod nodes;
 pub mod postgres;
 pub mod real;
+pub mod registry;
 pub mod report;
 pub mod suite;
 

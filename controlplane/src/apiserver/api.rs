@@ -1004,6 +1004,15 @@ pub fn merge_for_update(
                     object.as_object_mut().map(|o| o.remove("status"));
                 }
             }
+            if def.group.is_empty() && def.resource == "pods" {
+                // kube-apiserver's pod status strategy resets only the spec, deletionTimestamp
+                // and ownerReferences: labels and annotations written through pods/status
+                // stick (kruise-daemon reports `apps.kruise.io/runtime-containers-meta` so,
+                // without going through the pod admission webhooks).
+                for field in ["labels", "annotations"] {
+                    objects::set_meta(&mut object, field, proposed.pointer(&format!("/metadata/{field}")).cloned());
+                }
+            }
             object
         }
         _ => {

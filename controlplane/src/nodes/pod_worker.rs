@@ -572,6 +572,23 @@ impl PodWorker {
             "io.kubernetes.pod.terminationGracePeriod".to_string(),
             pod.spec.as_ref().and_then(|s| s.termination_grace_period_seconds).unwrap_or(30).to_string(),
         );
+        // As the kubelet: its container hash (hex), which kruise-daemon reports as `plainHash`
+        // in `apps.kruise.io/runtime-containers-meta`, and the preStop hook and ports, from
+        // which a container is stopped without its pod spec.
+        annotations.insert(
+            "io.kubernetes.container.hash".to_string(),
+            format!("{:x}", kruise_crds::common::containermeta_hash::kubelet_container_hash(container)),
+        );
+        if let Some(pre_stop) = container.lifecycle.as_ref().and_then(|l| l.pre_stop.as_ref())
+            && let Ok(handler) = serde_json::to_string(pre_stop)
+        {
+            annotations.insert("io.kubernetes.container.preStopHandler".to_string(), handler);
+        }
+        if let Some(ports) = container.ports.as_ref().filter(|p| !p.is_empty())
+            && let Ok(ports) = serde_json::to_string(ports)
+        {
+            annotations.insert("io.kubernetes.container.ports".to_string(), ports);
+        }
         let started = self.kubelet.runtime.start_container(
             &sandbox.id,
             &container.name,

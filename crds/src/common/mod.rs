@@ -1,6 +1,7 @@
 //! Sub-types shared by several kinds (upstream `apis/apps/pub`), kept in one place so that the
 //! CloneSet, Advanced StatefulSet and Advanced DaemonSet controllers share one meaning of each.
 
+pub mod containermeta_hash;
 pub mod inplace;
 pub mod lifecycle;
 pub mod priority;
