@@ -585,7 +585,8 @@ pub struct RecreateStrategy {
     /// Seconds a recreated container must run to count as started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_started_seconds: Option<i32>,
-    /// Stop without running the preStop hook.
+    /// Stop a container even if its previous instance is already restarting or an earlier
+    /// recreate of it is still in progress (the preStop hook still runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub force_recreate: Option<bool>,
 }

@@ -33,6 +33,14 @@ enum Command {
     Api(commands::api::ApiArgs),
     /// Run the node daemon (kruise-daemon) of one node: image pre-pull over the node's CRI.
     Daemon(commands::daemon::DaemonArgs),
+    /// Start, follow and steer rollouts through the service API (client).
+    Rollout(commands::rollout::RolloutArgs),
+    /// Pre-pull images on nodes through the service API (client).
+    Prepull(commands::prepull::PrepullArgs),
+    /// Recreate (restart) containers through the service API (client).
+    Recreate(commands::recreate::RecreateArgs),
+    /// Query the service API's audit history (client).
+    Audit(commands::audit::AuditArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +54,10 @@ fn main() -> ExitCode {
         Command::Manager(args) => commands::manager::run(&args),
         Command::Api(args) => commands::api::run(&args),
         Command::Daemon(args) => commands::daemon::run(&args),
+        Command::Rollout(args) => commands::rollout::run(&args),
+        Command::Prepull(args) => commands::prepull::run(&args),
+        Command::Recreate(args) => commands::recreate::run(&args),
+        Command::Audit(args) => commands::audit::run(&args),
     };
     match result {
         Ok(code) => code,
@@ -60,6 +72,14 @@ fn main() -> ExitCode {
 pub(crate) fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+/// Logs of the client subcommands: warnings only unless `RUST_LOG` asks for more, so that their
+/// output stays what the user asked for.
+pub(crate) fn init_logging_quiet() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }
 

@@ -7,6 +7,7 @@ use std::{future::Future, net::SocketAddr, path::PathBuf, sync::Arc, time::Durat
 use tokio_util::sync::CancellationToken;
 
 use crate::{
+    containermeta::{ContainerMetaConfig, ContainerMetaReporter},
     cri::{CriClient, CriOptions, EndpointSource, MonitorOptions, endpoint::default_search_dirs, monitor},
     crr::{ContainerRecreator, RecreateConfig},
     error::DaemonError,
@@ -38,6 +39,9 @@ pub struct DaemonConfig {
     pub image_puller: ImagePullerConfig,
     /// The container recreate executor.
     pub recreate: RecreateConfig,
+    /// The container meta reporter; its `enabled` and `env_from_metadata` are the gates
+    /// `DaemonWatchingPod` and `InPlaceUpdateEnvFromMetadata`.
+    pub container_meta: ContainerMetaConfig,
 }
 
 impl DaemonConfig {
@@ -53,6 +57,7 @@ impl DaemonConfig {
             monitor: MonitorOptions::default(),
             image_puller: ImagePullerConfig::default(),
             recreate: RecreateConfig::default(),
+            container_meta: ContainerMetaConfig::default(),
         }
     }
 }
@@ -70,13 +75,18 @@ pub struct DaemonStarted {
     pub cri: CriClient,
 }
 
-/// The workers this build runs: the image puller and the container recreate executor. Pod
-/// probes and container meta are added here as they are built.
+/// The workers this build runs: the image puller, the container recreate executor and (unless
+/// `DaemonWatchingPod` is off) the container meta reporter. Pod probes are added here as they
+/// are built.
 pub fn default_workers(config: &DaemonConfig) -> Vec<Arc<dyn NodeWorker>> {
-    vec![
+    let mut workers: Vec<Arc<dyn NodeWorker>> = vec![
         Arc::new(ImagePuller::new(config.image_puller.clone())),
         Arc::new(ContainerRecreator::new(config.recreate.clone())),
-    ]
+    ];
+    if config.container_meta.enabled {
+        workers.push(Arc::new(ContainerMetaReporter::new(config.container_meta.clone())));
+    }
+    workers
 }
 
 /// Runs the daemon with [`default_workers`] until `shutdown` completes.

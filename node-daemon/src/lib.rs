@@ -11,13 +11,17 @@
 //!   (ImagePullJob / ImageListPullJob pre-pulls end up here);
 //! - [`crr`]: carries out the ContainerRecreateRequests of the node's pods (preStop hooks, CRI
 //!   `StopContainer`, per-container progress in the request's status);
-//! - later modules (pod probes, container meta) plug in as further [`worker::NodeWorker`]s, see
+//! - [`containermeta`]: reports `apps.kruise.io/runtime-containers-meta` for Kruise-managed pods
+//!   and restarts containers whose env from labels/annotations went stale during an in-place
+//!   update;
+//! - later modules (pod probes) plug in as further [`worker::NodeWorker`]s, see
 //!   [`daemon::default_workers`].
 //!
 //! Shared plumbing: [`health`] (`/healthz`, `/readyz`, `/metrics`), [`metrics`], [`secrets`]
 //! (registry credentials from pull secrets, never logged) and [`daemon`] (the entry point
 //! `kruise daemon` and `kruise up` call).
 
+pub mod containermeta;
 pub mod cri;
 pub mod crr;
 pub mod daemon;

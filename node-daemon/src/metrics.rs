@@ -1,7 +1,8 @@
 //! Prometheus metrics of one daemon, served on `/metrics`: whether the runtime answers, CRI
 //! errors by method, image pull attempts and outcomes, pull workers busy, NodeImage status
-//! writes (written, rate limited, failed), and containers stopped for ContainerRecreateRequests
-//! and the requests finished. Each daemon has its own registry, so several daemons
+//! writes (written, rate limited, failed), containers stopped for ContainerRecreateRequests
+//! and the requests finished, and container meta reports written and env-from-metadata
+//! restarts. Each daemon has its own registry, so several daemons
 //! in one process (`kruise up`) report separately.
 
 use std::sync::Arc;
@@ -39,6 +40,8 @@ pub struct DaemonMetrics {
     status_updates: Family<ResultLabels, Counter>,
     container_stops: Family<ResultLabels, Counter>,
     recreate_requests: Family<ResultLabels, Counter>,
+    meta_reports: Family<ResultLabels, Counter>,
+    meta_restarts: Family<ResultLabels, Counter>,
 }
 
 impl Default for DaemonMetrics {
@@ -61,6 +64,8 @@ impl DaemonMetrics {
         let status_updates = Family::<ResultLabels, Counter>::default();
         let container_stops = Family::<ResultLabels, Counter>::default();
         let recreate_requests = Family::<ResultLabels, Counter>::default();
+        let meta_reports = Family::<ResultLabels, Counter>::default();
+        let meta_restarts = Family::<ResultLabels, Counter>::default();
         registry.register("cri_up", "1 when the container runtime answers, else 0", cri_up.clone());
         registry.register("cri_errors", "Failed CRI calls by method", cri_errors.clone());
         registry.register(
@@ -94,6 +99,16 @@ impl DaemonMetrics {
             "ContainerRecreateRequests this daemon completed, by outcome (succeeded, failed)",
             recreate_requests.clone(),
         );
+        registry.register(
+            "containermeta_reports",
+            "apps.kruise.io/runtime-containers-meta annotations written, by outcome (written, failed)",
+            meta_reports.clone(),
+        );
+        registry.register(
+            "containermeta_restarts",
+            "Containers restarted because their env from labels/annotations was stale during an in-place update, by outcome",
+            meta_restarts.clone(),
+        );
         let metrics = Self {
             registry: Arc::new(registry),
             cri_up,
@@ -105,12 +120,18 @@ impl DaemonMetrics {
             status_updates,
             container_stops,
             recreate_requests,
+            meta_reports,
+            meta_restarts,
         };
         for result in ["succeeded", "failed"] {
             let _ = metrics.pull_attempts.get_or_create(&ResultLabels { result: result.into() });
             let _ = metrics.pulls.get_or_create(&ResultLabels { result: result.into() });
             let _ = metrics.container_stops.get_or_create(&ResultLabels { result: result.into() });
             let _ = metrics.recreate_requests.get_or_create(&ResultLabels { result: result.into() });
+            let _ = metrics.meta_restarts.get_or_create(&ResultLabels { result: result.into() });
+        }
+        for result in ["written", "failed"] {
+            let _ = metrics.meta_reports.get_or_create(&ResultLabels { result: result.into() });
         }
         for result in ["written", "limited", "conflict", "error"] {
             let _ = metrics.status_updates.get_or_create(&ResultLabels { result: result.into() });
@@ -161,6 +182,29 @@ impl DaemonMetrics {
     pub fn recreate_completed(&self, succeeded: bool) {
         let result = if succeeded { "succeeded" } else { "failed" };
         self.recreate_requests.get_or_create(&ResultLabels { result: result.into() }).inc();
+    }
+
+    /// Counts a container meta report written (or not).
+    pub fn container_meta_report(&self, written: bool) {
+        let result = if written { "written" } else { "failed" };
+        self.meta_reports.get_or_create(&ResultLabels { result: result.into() }).inc();
+    }
+
+    /// Counts a container restarted (or not) for stale env from metadata.
+    pub fn container_meta_restart(&self, succeeded: bool) {
+        let result = if succeeded { "succeeded" } else { "failed" };
+        self.meta_restarts.get_or_create(&ResultLabels { result: result.into() }).inc();
+    }
+
+    /// The number of containers restarted for stale env from metadata with this outcome so far.
+    pub fn container_meta_restarts(&self, succeeded: bool) -> u64 {
+        let result = if succeeded { "succeeded" } else { "failed" };
+        self.meta_restarts.get_or_create(&ResultLabels { result: result.into() }).get()
+    }
+
+    /// The number of container meta reports written so far.
+    pub fn container_meta_reports(&self) -> u64 {
+        self.meta_reports.get_or_create(&ResultLabels { result: "written".into() }).get()
     }
 
     /// The number of containers stopped with this outcome so far.

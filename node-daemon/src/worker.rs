@@ -1,6 +1,6 @@
 //! The extension point of the daemon: a [`NodeWorker`] is one job the daemon does on its node
-//! (upstream's `Runnable`s: the image puller and the container recreate executor today; pod
-//! probes and container meta next). Each gets a [`WorkerContext`] with everything node-local it
+//! (upstream's `Runnable`s: the image puller, the container recreate executor and the container
+//! meta reporter today; pod probes next). Each gets a [`WorkerContext`] with everything node-local it
 //! needs, runs until the daemon stops, and is restarted with a back-off if it fails, so one
 //! broken worker neither stops the others nor the daemon.
 //!

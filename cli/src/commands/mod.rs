@@ -2,10 +2,16 @@
 
 pub mod api;
 pub mod apiserver;
+pub mod audit;
+pub mod client;
 pub mod crds;
 pub mod daemon;
 pub mod manager;
 pub mod nodes;
+pub mod prepull;
+pub mod recreate;
+pub mod rollout;
+pub mod tasks;
 pub mod up;
 pub mod validate;
 

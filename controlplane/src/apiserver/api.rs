@@ -1010,7 +1010,11 @@ pub fn merge_for_update(
                 // stick (kruise-daemon reports `apps.kruise.io/runtime-containers-meta` so,
                 // without going through the pod admission webhooks).
                 for field in ["labels", "annotations"] {
-                    objects::set_meta(&mut object, field, proposed.pointer(&format!("/metadata/{field}")).cloned());
+                    objects::set_meta(
+                        &mut object,
+                        field,
+                        proposed.pointer(&format!("/metadata/{field}")).cloned(),
+                    );
                 }
             }
             object

@@ -15,6 +15,7 @@ mod daemon;
 mod daemon_kit;
 mod kubectl;
 mod nodes;
+mod service_api;
 
 use std::process::ExitCode;
 
@@ -100,6 +101,10 @@ fn main() -> ExitCode {
         Scenario {
             name: "cloneset::volume_claims",
             run: |scene| Box::pin(cloneset_features::volume_claims(scene)),
+        },
+        Scenario {
+            name: "service_api::rollout_in_place_through_rest",
+            run: |scene| Box::pin(service_api::rollout_in_place_through_rest(scene)),
         },
         Scenario {
             name: "cloneset::image_pre_download",

@@ -101,14 +101,24 @@ impl Stopper {
         id: &str,
         grace: i64,
     ) -> Result<(), String> {
+        let note = format!("Stopping container {} by ContainerRecreateRequest {request}", container.name);
+        self.kill(pod, container, id, grace, note).await
+    }
+
+    /// What [`Self::stop`] does, with the `Killing` Event's note given (the kubelet's
+    /// `killContainer` with a message): the container meta restarter stops containers whose
+    /// env from metadata went stale through here too.
+    pub async fn kill(
+        &self,
+        pod: &PodTarget,
+        container: &ContainerRecreateRequestContainer,
+        id: &str,
+        grace: i64,
+        note: String,
+    ) -> Result<(), String> {
         let name = container.name.as_str();
-        self.event(
-            pod,
-            name,
-            EventType::Normal,
-            "Killing",
-            format!("Stopping container {name} by ContainerRecreateRequest {request}"),
-        );
+        tracing::info!(pod = %pod.name, container = name, id, %note, "stopping container");
+        self.event(pod, name, EventType::Normal, "Killing", note);
         let remaining = match container.pre_stop.as_ref().filter(|_| grace > 0) {
             Some(hook) => {
                 let started = Instant::now();
@@ -129,7 +139,7 @@ impl Stopper {
             }
             None => grace_after_hook(grace, Duration::ZERO),
         };
-        tracing::info!(pod = %pod.name, container = name, id, grace = remaining, request, "stopping container");
+        tracing::debug!(pod = %pod.name, container = name, id, grace = remaining, "CRI StopContainer");
         self.cri.stop_container(id, remaining).await.map_err(|error| error.to_string())
     }
 

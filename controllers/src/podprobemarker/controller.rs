@@ -1,0 +1,265 @@
+//! The PodProbeMarker controller loop: caches of markers, pods and nodes; a [`WorkQueue`] of
+//! markers fed by their watch (and by pods that became probe targets or changed IP or labels);
+//! and the writes [`super::core`] calls for. NodePodProbes are read fresh and replaced with
+//! their resourceVersion, so a concurrent write (the NodePodProbe controller pruning, another
+//! marker) is retried rather than lost.
+
+use std::{
+    collections::BTreeMap,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use k8s_openapi::api::core::v1::{Node, Pod};
+use kruise_crds::apps::v1alpha1::{NodePodProbe, PodProbeMarker};
+use kube::{
+    Api, Client, ResourceExt,
+    api::{Patch, PatchParams, PostParams},
+    runtime::{
+        reflector::{self, ObjectRef, Store},
+        watcher,
+    },
+};
+use serde_json::json;
+
+use super::core::{
+    FINALIZER, VIRTUAL_KUBELET_LABEL, apply_marker, marker_selects, pod_change_matters, pod_is_probe_target,
+    remove_marker,
+};
+use crate::{
+    ControllerError,
+    imagejob::{key, split_key},
+    runtime::{
+        Metrics,
+        informer::{Change, watch_store},
+        workqueue::WorkQueue,
+    },
+};
+
+/// The controller's name in metrics and logs.
+pub const CONTROLLER_NAME: &str = "podprobemarker";
+/// Concurrent reconciles (upstream `--podprobemarker-workers`).
+pub const WORKERS: usize = 3;
+
+struct Context {
+    client: Client,
+    markers: Store<PodProbeMarker>,
+    pods: Store<Pod>,
+    nodes: Store<Node>,
+    metrics: Metrics,
+    synced: AtomicBool,
+}
+
+fn marker_key(marker: &PodProbeMarker) -> String {
+    key(marker.metadata.namespace.as_deref().unwrap_or_default(), marker.metadata.name.as_deref().unwrap_or_default())
+}
+
+/// Runs the PodProbeMarker controller until the future is dropped; `on_synced` is called once
+/// every cache holds its initial list.
+pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Send) {
+    let (markers, marker_writer) = reflector::store::<PodProbeMarker>();
+    let (pods, pod_writer) = reflector::store::<Pod>();
+    let (nodes, node_writer) = reflector::store::<Node>();
+    metrics.init_controller(CONTROLLER_NAME);
+    let ctx = Arc::new(Context {
+        client: client.clone(),
+        markers: markers.clone(),
+        pods: pods.clone(),
+        nodes: nodes.clone(),
+        metrics: metrics.clone(),
+        synced: AtomicBool::new(false),
+    });
+    let queue = WorkQueue::new();
+    let marker_watch = {
+        let queue = queue.clone();
+        watch_store(
+            Api::<PodProbeMarker>::all(client.clone()),
+            watcher::Config::default(),
+            marker_writer,
+            move |change| {
+                if let Change::Applied { new, .. } = change {
+                    queue.add(marker_key(new));
+                }
+            },
+        )
+    };
+    let pod_watch = {
+        let (queue, markers) = (queue.clone(), markers.clone());
+        watch_store(Api::<Pod>::all(client.clone()), watcher::Config::default(), pod_writer, move |change| {
+            let Change::Applied { new, old } = change else { return };
+            if !pod_change_matters(new, old.as_deref()) {
+                return;
+            }
+            for marker in markers.state().iter().filter(|m| marker_selects(m, new)) {
+                queue.add(marker_key(marker));
+            }
+        })
+    };
+    let node_watch =
+        watch_store(Api::<Node>::all(client.clone()), watcher::Config::default(), node_writer, |_| {});
+    let sync_watch = {
+        let (ctx, queue) = (ctx.clone(), queue.clone());
+        async move {
+            let _ = crate::runtime::store_sync::until_synced(&ctx.markers).await;
+            let _ = crate::runtime::store_sync::until_synced(&ctx.pods).await;
+            let _ = crate::runtime::store_sync::until_synced(&ctx.nodes).await;
+            ctx.synced.store(true, Ordering::SeqCst);
+            tracing::info!("podprobemarker controller caches synced");
+            for marker in ctx.markers.state() {
+                queue.add(marker_key(&marker));
+            }
+            on_synced();
+            std::future::pending::<()>().await;
+        }
+    };
+    let depth = {
+        let (queue, metrics) = (queue.clone(), metrics.clone());
+        async move {
+            loop {
+                metrics.set_queue_depth(CONTROLLER_NAME, i64::try_from(queue.len()).unwrap_or(i64::MAX));
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    };
+    let workers = {
+        let ctx = ctx.clone();
+        queue.run(WORKERS, move |key| {
+            let ctx = ctx.clone();
+            async move { reconcile_and_record(&ctx, &key).await }
+        })
+    };
+    tokio::join!(marker_watch, pod_watch, node_watch, sync_watch, depth, workers);
+}
+
+async fn reconcile_and_record(ctx: &Context, key: &str) -> Result<Option<Duration>, ControllerError> {
+    if !ctx.synced.load(Ordering::SeqCst) {
+        return Ok(Some(Duration::from_millis(200)));
+    }
+    let started = Instant::now();
+    let result = reconcile(ctx, key).await;
+    let seconds = started.elapsed().as_secs_f64();
+    match &result {
+        Ok(Some(_)) => ctx.metrics.reconciled(CONTROLLER_NAME, "requeue", seconds),
+        Ok(None) => ctx.metrics.reconciled(CONTROLLER_NAME, "success", seconds),
+        Err(error) => {
+            ctx.metrics.reconciled(CONTROLLER_NAME, "error", seconds);
+            tracing::warn!(podprobemarker = %key, %error, "reconcile failed");
+        }
+    }
+    result
+}
+
+/// The selected probe targets grouped by node, leaving out pods whose node is unknown and
+/// pods of virtual-kubelet nodes (no daemon probes them; upstream marks them only with
+/// `EnablePodProbeMarkerOnServerless`, off by default). Returns the groups and the count of
+/// matched pods (serverless ones included, as upstream counts them).
+fn pods_by_node(ctx: &Context, marker: &PodProbeMarker) -> (BTreeMap<String, Vec<Arc<Pod>>>, usize) {
+    let mut groups: BTreeMap<String, Vec<Arc<Pod>>> = BTreeMap::new();
+    let mut matched = 0;
+    for pod in ctx.pods.state().into_iter().filter(|p| marker_selects(marker, p) && pod_is_probe_target(p)) {
+        let node_name = pod.spec.as_ref().and_then(|s| s.node_name.clone()).unwrap_or_default();
+        let Some(node) = ctx.nodes.get(&ObjectRef::new(&node_name)) else { continue };
+        matched += 1;
+        let serverless = node
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(VIRTUAL_KUBELET_LABEL.0))
+            .is_some_and(|v| v == VIRTUAL_KUBELET_LABEL.1);
+        if !serverless {
+            groups.entry(node_name).or_default().push(pod);
+        }
+    }
+    (groups, matched)
+}
+
+async fn reconcile(ctx: &Context, marker_key: &str) -> Result<Option<Duration>, ControllerError> {
+    let (namespace, name) = split_key(marker_key);
+    let Some(marker) = ctx.markers.get(&ObjectRef::new(name).within(namespace)) else { return Ok(None) };
+    let api: Api<PodProbeMarker> = Api::namespaced(ctx.client.clone(), namespace);
+    let node_probes: Api<NodePodProbe> = Api::all(ctx.client.clone());
+    let (groups, matched) = pods_by_node(ctx, &marker);
+    let has_finalizer = marker.finalizers().iter().any(|f| f == FINALIZER);
+
+    if marker.metadata.deletion_timestamp.is_some() {
+        if !has_finalizer {
+            return Ok(None);
+        }
+        for node in groups.keys() {
+            edit_node_probe(&node_probes, node, |spec| remove_marker(spec, namespace, name)).await?;
+        }
+        let finalizers: Vec<String> = marker.finalizers().iter().filter(|f| *f != FINALIZER).cloned().collect();
+        set_finalizers(&api, &marker, finalizers).await?;
+        tracing::info!(podprobemarker = %marker_key, "removed the marker's probes from its NodePodProbes");
+        return Ok(None);
+    }
+    if !has_finalizer {
+        let mut finalizers = marker.finalizers().to_vec();
+        finalizers.push(FINALIZER.into());
+        set_finalizers(&api, &marker, finalizers).await?;
+    }
+    for (node, pods) in &groups {
+        let pods: Vec<&Pod> = pods.iter().map(|p| p.as_ref()).collect();
+        edit_node_probe(&node_probes, node, |spec| {
+            let (spec, errors) = apply_marker(spec, &marker, &pods);
+            for error in errors {
+                tracing::warn!(podprobemarker = %marker_key, %error, "probe left out");
+            }
+            spec
+        })
+        .await?;
+    }
+    let generation = marker.metadata.generation.unwrap_or_default();
+    let matched = i64::try_from(matched).unwrap_or(i64::MAX);
+    let status = marker.status.clone().unwrap_or_default();
+    if status.observed_generation != generation || status.matched_pods != matched {
+        let patch = json!({"status": {"observedGeneration": generation, "matchedPods": matched}});
+        match api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(response)) if response.code == 404 => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    Ok(None)
+}
+
+/// Reads the node's NodePodProbe fresh and replaces its spec with `edit`'s result when that
+/// differs; a missing NodePodProbe is skipped (its controller creates it, and the marker is
+/// queued again by the pods).
+async fn edit_node_probe(
+    api: &Api<NodePodProbe>,
+    node: &str,
+    edit: impl FnOnce(&kruise_crds::apps::v1alpha1::NodePodProbeSpec) -> kruise_crds::apps::v1alpha1::NodePodProbeSpec,
+) -> Result<(), ControllerError> {
+    let Some(mut npp) = api.get_opt(node).await? else {
+        tracing::info!(node, "no NodePodProbe for the node yet");
+        return Ok(());
+    };
+    let spec = edit(&npp.spec);
+    if spec == npp.spec {
+        return Ok(());
+    }
+    npp.spec = spec;
+    api.replace(node, &PostParams::default(), &npp).await?;
+    tracing::debug!(node, "updated the NodePodProbe's spec");
+    Ok(())
+}
+
+async fn set_finalizers(
+    api: &Api<PodProbeMarker>,
+    marker: &PodProbeMarker,
+    finalizers: Vec<String>,
+) -> Result<(), ControllerError> {
+    let patch = json!({"metadata": {
+        "finalizers": finalizers,
+        "resourceVersion": marker.metadata.resource_version,
+    }});
+    match api.patch(&marker.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(response)) if response.code == 404 => Ok(()),
+        Err(error) => Err(error.into()),
+    }
+}
