@@ -61,6 +61,12 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // The server refused (a problem document): exit 1, as a failed rollout does; anything
+        // else (bad arguments, unreachable server, local failures) exits 2.
+        Err(error) if error.downcast_ref::<commands::client::ProblemError>().is_some() => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(1)
+        }
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::from(2)

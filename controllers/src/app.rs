@@ -89,6 +89,19 @@ pub fn controllers(
             })
         })
     };
+    let statefulset: ControllerStarter = {
+        let (metrics, caches) = (metrics.clone(), readiness.check("statefulset-caches"));
+        let settings = crate::statefulset::controller::Settings::from_gates(gates);
+        Arc::new(move |client: Client| {
+            let (metrics, caches) = (metrics.clone(), caches.clone());
+            Box::pin(async move {
+                crate::statefulset::controller::run(client, metrics, settings, move || {
+                    caches.store(true, Ordering::SeqCst)
+                })
+                .await;
+            })
+        })
+    };
     let nodeimage: ControllerStarter = {
         let (metrics, caches, options) =
             (metrics.clone(), readiness.check("nodeimage-caches"), options.nodeimage.clone());
@@ -121,6 +134,25 @@ pub fn controllers(
             })
         })
     };
+    let podprobemarker: ControllerStarter = {
+        let (metrics, caches) = (metrics.clone(), readiness.check("podprobemarker-caches"));
+        Arc::new(move |client: Client| {
+            let (metrics, caches) = (metrics.clone(), caches.clone());
+            Box::pin(async move {
+                crate::podprobemarker::run(client, metrics, move || caches.store(true, Ordering::SeqCst))
+                    .await;
+            })
+        })
+    };
+    let nodepodprobe: ControllerStarter = {
+        let (metrics, caches) = (metrics.clone(), readiness.check("nodepodprobe-caches"));
+        Arc::new(move |client: Client| {
+            let (metrics, caches) = (metrics.clone(), caches.clone());
+            Box::pin(async move {
+                crate::nodepodprobe::run(client, metrics, move || caches.store(true, Ordering::SeqCst)).await;
+            })
+        })
+    };
     let imagelistpulljob: ControllerStarter = {
         let caches = readiness.check("imagelistpulljob-caches");
         Arc::new(move |client: Client| {
@@ -133,12 +165,19 @@ pub fn controllers(
     };
     // Upstream's gating: the NodeImage and ContainerRecreateRequest controllers need the daemon;
     // the ImagePullJob ones need `ImagePullJobGate` (on with pre-download).
-    let mut starters = vec![cloneset];
+    let mut starters = vec![cloneset, statefulset];
     if gates.enabled(Gate::KruiseDaemon) {
         starters.extend([nodeimage, containerrecreaterequest]);
     } else {
         readiness.forget("nodeimage-caches");
         readiness.forget("containerrecreaterequest-caches");
+    }
+    // The pod probe controllers need the daemon and `PodProbeMarkerGate`.
+    if gates.enabled(Gate::PodProbeMarkerGate) && gates.enabled(Gate::KruiseDaemon) {
+        starters.extend([podprobemarker, nodepodprobe]);
+    } else {
+        readiness.forget("podprobemarker-caches");
+        readiness.forget("nodepodprobe-caches");
     }
     if gates.enabled(Gate::ImagePullJobGate) {
         starters.extend([imagepulljob, imagelistpulljob]);

@@ -6,11 +6,15 @@
 //! - [`runtime`]: the manager: leader election, health, readiness and metrics, running controllers.
 //! - [`inplace`]: the in-place update engine (what qualifies, pod markers, batches, completion).
 //! - [`cloneset`]: the CloneSet controller (decision core as pure functions, I/O at the edges).
+//! - [`statefulset`]: the Advanced StatefulSet controller (decision core as pure functions,
+//!   reusing the in-place engine).
 //! - [`webhook`]: the HTTPS webhook server (defaulting, validation, conversion, pod mutation).
 //! - [`nodeimage`], [`imagepulljob`], [`imagelistpulljob`]: image pre-pull (one NodeImage per
 //!   node, which the node daemon pulls from; jobs that fill them), sharing [`imagejob`].
 //! - [`containerrecreaterequest`]: the manager's half of container recreation (the node daemon
 //!   stops the containers).
+//! - [`podprobemarker`], [`nodepodprobe`]: custom pod probes (markers compiled into one
+//!   NodePodProbe per node, which the node daemon runs; results written back onto the pods).
 
 pub mod app;
 pub mod cloneset;
@@ -21,7 +25,10 @@ pub mod imagelistpulljob;
 pub mod imagepulljob;
 pub mod inplace;
 pub mod nodeimage;
+pub mod nodepodprobe;
+pub mod podprobemarker;
 pub mod runtime;
+pub mod statefulset;
 pub mod webhook;
 
 pub use error::ControllerError;

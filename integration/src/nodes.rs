@@ -219,6 +219,27 @@ impl SimNodes {
         }
     }
 
+    /// Scripts the exit code of `command` (its words joined by spaces) run by CRI `ExecSync` in
+    /// the containers named `container` on `node` (`None` removes the script, so the command
+    /// runs by the simulated runtime's conventions again). This is how a scenario flips the
+    /// result of an exec probe while the daemon runs it; only in-process nodes can be scripted
+    /// (returns `false` for nodes run as processes, or an unknown node).
+    pub fn script_exec(&self, node: &str, container: &str, command: &str, exit_code: Option<i32>) -> bool {
+        let Some(Host::InProcess(simulation)) = self.host.as_ref() else { return false };
+        let Some(sim_node) = simulation.node(node) else { return false };
+        let result = exit_code.map(|exit_code| kruise_controlplane::nodes::runtime::ExecResult {
+            exit_code,
+            stdout: String::new(),
+            stderr: if exit_code == 0 {
+                String::new()
+            } else {
+                format!("{command}: exit status {exit_code}")
+            },
+        });
+        sim_node.runtime().script_exec(container, command, result);
+        true
+    }
+
     /// Stops every node (and the scheduler).
     pub async fn shutdown(mut self) {
         match self.host.take() {

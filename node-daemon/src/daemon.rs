@@ -42,6 +42,8 @@ pub struct DaemonConfig {
     /// The container meta reporter; its `enabled` and `env_from_metadata` are the gates
     /// `DaemonWatchingPod` and `InPlaceUpdateEnvFromMetadata`.
     pub container_meta: ContainerMetaConfig,
+    /// Whether the pod prober runs (gate `PodProbeMarkerGate`, default on).
+    pub pod_probes: bool,
 }
 
 impl DaemonConfig {
@@ -58,7 +60,18 @@ impl DaemonConfig {
             image_puller: ImagePullerConfig::default(),
             recreate: RecreateConfig::default(),
             container_meta: ContainerMetaConfig::default(),
+            pod_probes: true,
         }
+    }
+
+    /// The same configuration with the workers the feature gates switch off left out (upstream's
+    /// `DaemonWatchingPod`, `InPlaceUpdateEnvFromMetadata`, `PodProbeMarkerGate`).
+    pub fn with_feature_gates(mut self, gates: &kruise_crds::features::FeatureGates) -> Self {
+        use kruise_crds::features::Gate;
+        self.container_meta.enabled = gates.enabled(Gate::DaemonWatchingPod);
+        self.container_meta.env_from_metadata = gates.enabled(Gate::InPlaceUpdateEnvFromMetadata);
+        self.pod_probes = gates.enabled(Gate::PodProbeMarkerGate);
+        self
     }
 }
 
@@ -75,14 +88,17 @@ pub struct DaemonStarted {
     pub cri: CriClient,
 }
 
-/// The workers this build runs: the image puller, the container recreate executor and (unless
-/// `DaemonWatchingPod` is off) the container meta reporter. Pod probes are added here as they
-/// are built.
+/// The workers this build runs: the image puller, the container recreate executor, the pod
+/// prober (the probes of the node's NodePodProbe) and (unless `DaemonWatchingPod` is off) the
+/// container meta reporter.
 pub fn default_workers(config: &DaemonConfig) -> Vec<Arc<dyn NodeWorker>> {
     let mut workers: Vec<Arc<dyn NodeWorker>> = vec![
         Arc::new(ImagePuller::new(config.image_puller.clone())),
         Arc::new(ContainerRecreator::new(config.recreate.clone())),
     ];
+    if config.pod_probes {
+        workers.push(Arc::new(crate::podprobe::PodProber::new()));
+    }
     if config.container_meta.enabled {
         workers.push(Arc::new(ContainerMetaReporter::new(config.container_meta.clone())));
     }

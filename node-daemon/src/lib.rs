@@ -14,8 +14,9 @@
 //! - [`containermeta`]: reports `apps.kruise.io/runtime-containers-meta` for Kruise-managed pods
 //!   and restarts containers whose env from labels/annotations went stale during an in-place
 //!   update;
-//! - later modules (pod probes) plug in as further [`worker::NodeWorker`]s, see
-//!   [`daemon::default_workers`].
+//! - [`podprobe`]: runs the probes of the node's NodePodProbe (exec, tcp, http) and reports
+//!   their states in its status (PodProbeMarker results reach the pods from there);
+//! - every module is a [`worker::NodeWorker`], see [`daemon::default_workers`].
 //!
 //! Shared plumbing: [`health`] (`/healthz`, `/readyz`, `/metrics`), [`metrics`], [`secrets`]
 //! (registry credentials from pull secrets, never logged) and [`daemon`] (the entry point
@@ -30,6 +31,7 @@ pub mod events;
 pub mod health;
 pub mod imagepuller;
 pub mod metrics;
+pub mod podprobe;
 pub mod secrets;
 pub mod worker;
 pub mod workqueue;

@@ -255,10 +255,12 @@ pub async fn resume_rollout(
     request_body(content = Option<PromoteRequest>, content_type = "application/json"),
     responses(
         (status = 202, description = "Promoted", body = Rollout),
+        (status = 400, description = "The body is not JSON", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "No valid bearer token", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "Outside the token's scope", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such rollout", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The rollout has ended or was superseded", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Partition out of range or above the current one", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "The audit store is unavailable; nothing was changed", body = Problem, content_type = "application/problem+json"),
     ),

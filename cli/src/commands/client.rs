@@ -14,13 +14,20 @@ use serde_json::Value;
 pub struct ConnectArgs {
     /// Base URL of the REST service API (`kruise up` writes it to DATA_DIR/endpoints.json, key
     /// `rest`).
-    #[arg(long, value_name = "URL", env = "KRUISE_API_URL", default_value = "http://127.0.0.1:8080", global = true)]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "KRUISE_API_URL",
+        default_value = "http://127.0.0.1:8080",
+        global = true
+    )]
     pub server: String,
     /// Bearer token (`kruise up` writes its admin token to DATA_DIR/api-token).
     #[arg(long, value_name = "TOKEN", env = "KRUISE_API_TOKEN", hide_env_values = true, global = true)]
     pub token: Option<String>,
-    /// File holding the bearer token (first line), instead of --token.
-    #[arg(long, value_name = "FILE", env = "KRUISE_API_TOKEN_FILE", conflicts_with = "token", global = true)]
+    /// File holding the bearer token (first line); when given, it wins over --token and
+    /// KRUISE_API_TOKEN.
+    #[arg(long, value_name = "FILE", env = "KRUISE_API_TOKEN_FILE", global = true)]
     pub token_file: Option<PathBuf>,
     /// Output format: human-readable text, or the server's JSON as returned.
     #[arg(short = 'o', long, value_enum, default_value_t = Output::Human, global = true)]
@@ -41,8 +48,6 @@ pub enum Output {
 /// prints `error: <title>: <detail>`.
 #[derive(Debug)]
 pub struct ProblemError {
-    /// The HTTP status.
-    pub status: u16,
     /// The problem's title (or the status' reason when the body is no problem document).
     pub title: String,
     /// The problem's detail.
@@ -52,7 +57,8 @@ pub struct ProblemError {
 }
 
 impl ProblemError {
-    fn from_body(status: reqwest::StatusCode, body: &str) -> Self {
+    /// From an answer's status and body (a problem document, or anything else).
+    pub fn from_body(status: reqwest::StatusCode, body: &str) -> Self {
         let document: Value = serde_json::from_str(body).unwrap_or(Value::Null);
         let text = |key: &str| document.get(key).and_then(Value::as_str).map(str::to_string);
         let errors = document
@@ -70,9 +76,7 @@ impl ProblemError {
             })
             .unwrap_or_default();
         Self {
-            status: status.as_u16(),
-            title: text("title")
-                .unwrap_or_else(|| status.canonical_reason().unwrap_or("Error").to_string()),
+            title: text("title").unwrap_or_else(|| status.canonical_reason().unwrap_or("Error").to_string()),
             detail: text("detail").unwrap_or_else(|| {
                 let trimmed = body.trim();
                 if trimmed.is_empty() { format!("HTTP {}", status.as_u16()) } else { trimmed.to_string() }
@@ -107,14 +111,14 @@ impl Client {
     /// Resolves the server and token from flags, environment or token file.
     pub fn new(args: &ConnectArgs) -> anyhow::Result<Self> {
         let token = match (&args.token, &args.token_file) {
-            (Some(token), _) => token.trim().to_string(),
-            (None, Some(path)) => std::fs::read_to_string(path)
+            (_, Some(path)) => std::fs::read_to_string(path)
                 .with_context(|| format!("reading the token file {}", path.display()))?
                 .lines()
                 .next()
                 .unwrap_or_default()
                 .trim()
                 .to_string(),
+            (Some(token), None) => token.trim().to_string(),
             (None, None) => anyhow::bail!(
                 "no token: pass --token or --token-file, or set KRUISE_API_TOKEN \
                  (`kruise up` writes one to DATA_DIR/api-token)"
@@ -167,11 +171,7 @@ impl Client {
         let status = response.status();
         let text = response.text().await.context("reading the answer")?;
         tracing::debug!(status = status.as_u16(), "the service API answered");
-        if status.is_success() {
-            Ok(text)
-        } else {
-            Err(ProblemError::from_body(status, &text).into())
-        }
+        if status.is_success() { Ok(text) } else { Err(ProblemError::from_body(status, &text).into()) }
     }
 
     /// GET, returning the body.
@@ -239,7 +239,9 @@ pub fn parse_int_or_percent(text: &str) -> Result<Value, String> {
         number.parse::<u32>().map_err(|_| format!("not a percentage: {text:?}"))?;
         return Ok(Value::String(text.to_string()));
     }
-    text.parse::<i32>().map(Value::from).map_err(|_| format!("expected a count or a percentage, got {text:?}"))
+    text.parse::<i32>()
+        .map(Value::from)
+        .map_err(|_| format!("expected a count or a percentage, got {text:?}"))
 }
 
 /// A `KEY=VALUE` pair.
@@ -341,7 +343,10 @@ mod tests {
 
     #[test]
     fn arguments_parse() {
-        assert_eq!(parse_workload("cloneset/web"), Ok(serde_json::json!({"kind": "CloneSet", "name": "web"})));
+        assert_eq!(
+            parse_workload("cloneset/web"),
+            Ok(serde_json::json!({"kind": "CloneSet", "name": "web"}))
+        );
         assert!(parse_workload("Deployment/web").is_err());
         assert!(parse_workload("web").is_err());
         assert_eq!(parse_int_or_percent("20%"), Ok(Value::from("20%")));

@@ -43,12 +43,17 @@ pub struct DaemonArgs {
     /// Most image pulls at a time on the node; -1 for no limit.
     #[arg(long, default_value_t = 2, allow_negative_numbers = true)]
     pub max_workers_for_pull_image: i64,
+    /// Kruise feature gates (`Name=true|false,...`; upstream's names and defaults). Off
+    /// `DaemonWatchingPod`, `InPlaceUpdateEnvFromMetadata` or `PodProbeMarkerGate` leaves out
+    /// the container meta reporter, its env-from-metadata restarts, or the pod prober.
+    #[arg(long, default_value = "", value_parser = kruise_crds::features::FeatureGates::parse)]
+    pub feature_gates: kruise_crds::features::FeatureGates,
 }
 
 impl DaemonArgs {
     /// The daemon configuration these arguments describe.
     pub fn config(&self) -> anyhow::Result<DaemonConfig> {
-        let mut config = DaemonConfig::new(&self.node_name);
+        let mut config = DaemonConfig::new(&self.node_name).with_feature_gates(&self.feature_gates);
         config.health_addr = self.health_addr;
         if let Some(endpoint) = &self.runtime_endpoint {
             let path = parse_endpoint(endpoint).with_context(|| {

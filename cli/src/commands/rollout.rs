@@ -16,9 +16,11 @@ use super::client::{
 
 /// Arguments of `kruise rollout`.
 #[derive(Args)]
-#[command(after_help = "Examples:\n  export KRUISE_API_URL=http://127.0.0.1:8080 KRUISE_API_TOKEN=$(cat .kruise/api-token)\n  \
+#[command(
+    after_help = "Examples:\n  export KRUISE_API_URL=http://127.0.0.1:8080 KRUISE_API_TOKEN=$(cat .kruise/api-token)\n  \
 kruise rollout start --workload CloneSet/web --image web=nginx:1.27 --partition 2 --watch\n  \
-kruise rollout status r-0123 -o json\n  kruise rollout promote r-0123 --partition 0\n  kruise rollout watch r-0123")]
+kruise rollout status r-0123 -o json\n  kruise rollout promote r-0123 --partition 0\n  kruise rollout watch r-0123"
+)]
 pub struct RolloutArgs {
     #[command(subcommand)]
     command: RolloutCommand,
@@ -214,9 +216,9 @@ fn start_body(start: &StartArgs) -> anyhow::Result<Value> {
     let mut resources: BTreeMap<String, BTreeMap<&str, BTreeMap<String, String>>> = BTreeMap::new();
     for (section, pairs) in [("requests", &start.requests), ("limits", &start.limits)] {
         for (key, quantity) in pairs {
-            let (container, resource) = key
-                .split_once('.')
-                .with_context(|| format!("--{} takes CONTAINER.RESOURCE=QUANTITY, not {key:?}", &section[..section.len() - 1]))?;
+            let (container, resource) = key.split_once('.').with_context(|| {
+                format!("--{} takes CONTAINER.RESOURCE=QUANTITY, not {key:?}", &section[..section.len() - 1])
+            })?;
             resources
                 .entry(container.to_string())
                 .or_default()
@@ -255,7 +257,9 @@ fn start_body(start: &StartArgs) -> anyhow::Result<Value> {
 
 async fn act(client: &Client, base: &str, id: &str, action: &str, body: &Value) -> anyhow::Result<ExitCode> {
     let answer = client.post(&format!("{base}/{}/{action}", segment(id)), body, &[]).await?;
-    client.print(&answer, |r: &Rollout| format!("rollout {}: {} requested, now {}", r.id, action, r.state.as_str()))?;
+    client.print(&answer, |r: &Rollout| {
+        format!("rollout {}: {} requested, now {}", r.id, action, r.state.as_str())
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -331,9 +335,11 @@ async fn watch(client: &Client, path: &str) -> anyhow::Result<ExitCode> {
     let response = client.events(&format!("{path}/events")).await?;
     let bar = indicatif::ProgressBar::new(0);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} {prefix} [{bar:30}] {pos}/{len} updated ready {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
+        indicatif::ProgressStyle::with_template(
+            "{spinner} {prefix} [{bar:30}] {pos}/{len} updated ready {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
     );
     bar.enable_steady_tick(Duration::from_millis(200));
     let mut parser = SseParser::default();
@@ -377,7 +383,8 @@ async fn watch(client: &Client, path: &str) -> anyhow::Result<ExitCode> {
                 }
                 "error" => {
                     bar.finish_and_clear();
-                    let problem = ProblemError::from_body(reqwest::StatusCode::INTERNAL_SERVER_ERROR, &event.data);
+                    let problem =
+                        ProblemError::from_body(reqwest::StatusCode::INTERNAL_SERVER_ERROR, &event.data);
                     return Err(problem.into());
                 }
                 _ => {}

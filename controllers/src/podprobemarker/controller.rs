@@ -43,6 +43,8 @@ use crate::{
 pub const CONTROLLER_NAME: &str = "podprobemarker";
 /// Concurrent reconciles (upstream `--podprobemarker-workers`).
 pub const WORKERS: usize = 3;
+/// When to look again at a marker whose pods run on a node without a NodePodProbe yet.
+const NODE_PROBE_MISSING_RETRY: Duration = Duration::from_secs(2);
 
 struct Context {
     client: Client,
@@ -54,7 +56,10 @@ struct Context {
 }
 
 fn marker_key(marker: &PodProbeMarker) -> String {
-    key(marker.metadata.namespace.as_deref().unwrap_or_default(), marker.metadata.name.as_deref().unwrap_or_default())
+    key(
+        marker.metadata.namespace.as_deref().unwrap_or_default(),
+        marker.metadata.name.as_deref().unwrap_or_default(),
+    )
 }
 
 /// Runs the PodProbeMarker controller until the future is dropped; `on_synced` is called once
@@ -191,7 +196,8 @@ async fn reconcile(ctx: &Context, marker_key: &str) -> Result<Option<Duration>, 
         for node in groups.keys() {
             edit_node_probe(&node_probes, node, |spec| remove_marker(spec, namespace, name)).await?;
         }
-        let finalizers: Vec<String> = marker.finalizers().iter().filter(|f| *f != FINALIZER).cloned().collect();
+        let finalizers: Vec<String> =
+            marker.finalizers().iter().filter(|f| *f != FINALIZER).cloned().collect();
         set_finalizers(&api, &marker, finalizers).await?;
         tracing::info!(podprobemarker = %marker_key, "removed the marker's probes from its NodePodProbes");
         return Ok(None);
@@ -201,9 +207,10 @@ async fn reconcile(ctx: &Context, marker_key: &str) -> Result<Option<Duration>, 
         finalizers.push(FINALIZER.into());
         set_finalizers(&api, &marker, finalizers).await?;
     }
+    let mut missing = false;
     for (node, pods) in &groups {
         let pods: Vec<&Pod> = pods.iter().map(|p| p.as_ref()).collect();
-        edit_node_probe(&node_probes, node, |spec| {
+        missing |= !edit_node_probe(&node_probes, node, |spec| {
             let (spec, errors) = apply_marker(spec, &marker, &pods);
             for error in errors {
                 tracing::warn!(podprobemarker = %marker_key, %error, "probe left out");
@@ -223,29 +230,32 @@ async fn reconcile(ctx: &Context, marker_key: &str) -> Result<Option<Duration>, 
             Err(error) => return Err(error.into()),
         }
     }
-    Ok(None)
+    // A node whose NodePodProbe is not created yet: look again (upstream waits for the next pod
+    // event; a pod already running would not send one).
+    Ok(missing.then_some(NODE_PROBE_MISSING_RETRY))
 }
 
 /// Reads the node's NodePodProbe fresh and replaces its spec with `edit`'s result when that
-/// differs; a missing NodePodProbe is skipped (its controller creates it, and the marker is
-/// queued again by the pods).
+/// differs; returns `false` when the node has no NodePodProbe (yet: its controller creates it).
 async fn edit_node_probe(
     api: &Api<NodePodProbe>,
     node: &str,
-    edit: impl FnOnce(&kruise_crds::apps::v1alpha1::NodePodProbeSpec) -> kruise_crds::apps::v1alpha1::NodePodProbeSpec,
-) -> Result<(), ControllerError> {
+    edit: impl FnOnce(
+        &kruise_crds::apps::v1alpha1::NodePodProbeSpec,
+    ) -> kruise_crds::apps::v1alpha1::NodePodProbeSpec,
+) -> Result<bool, ControllerError> {
     let Some(mut npp) = api.get_opt(node).await? else {
         tracing::info!(node, "no NodePodProbe for the node yet");
-        return Ok(());
+        return Ok(false);
     };
     let spec = edit(&npp.spec);
     if spec == npp.spec {
-        return Ok(());
+        return Ok(true);
     }
     npp.spec = spec;
     api.replace(node, &PostParams::default(), &npp).await?;
     tracing::debug!(node, "updated the NodePodProbe's spec");
-    Ok(())
+    Ok(true)
 }
 
 async fn set_finalizers(

@@ -45,11 +45,9 @@ pub fn pod_initialized(pod: &Pod) -> bool {
 pub fn marker_selects(marker: &PodProbeMarker, pod: &Pod) -> bool {
     let empty = BTreeMap::new();
     marker.metadata.namespace == pod.metadata.namespace
-        && marker
-            .spec
-            .selector
-            .as_ref()
-            .is_some_and(|s| kruise_crds::selector::matches(s, pod.metadata.labels.as_ref().unwrap_or(&empty)))
+        && marker.spec.selector.as_ref().is_some_and(|s| {
+            kruise_crds::selector::matches(s, pod.metadata.labels.as_ref().unwrap_or(&empty))
+        })
 }
 
 /// Whether a pod update should re-run the markers selecting it (upstream's pod handler): it
@@ -169,7 +167,8 @@ pub fn apply_marker(
         let ip = pod.status.as_ref().and_then(|s| s.pod_ip.clone()).unwrap_or_default();
         let (probes, mut failed) = compiled_probes(marker, pod);
         errors.append(&mut failed);
-        match spec.pod_probes.iter_mut().find(|p| p.name == name && p.namespace == namespace && p.uid == uid) {
+        match spec.pod_probes.iter_mut().find(|p| p.name == name && p.namespace == namespace && p.uid == uid)
+        {
             Some(entry) => {
                 if entry.ip.is_empty() {
                     entry.ip = ip;
@@ -272,7 +271,9 @@ mod tests {
 
     #[test]
     fn removes_only_the_markers_probes() {
-        let m = marker(json!([{"name": "healthy", "containerName": "app", "probe": {"exec": {"command": ["check"]}}}]));
+        let m = marker(
+            json!([{"name": "healthy", "containerName": "app", "probe": {"exec": {"command": ["check"]}}}]),
+        );
         let a = pod("a", "u1", "10.0.0.1");
         let (mut spec, _) = apply_marker(&NodePodProbeSpec::default(), &m, &[&a]);
         spec.pod_probes[0].probes.push(ContainerProbe { name: "ppm2#x".into(), ..Default::default() });

@@ -30,7 +30,8 @@ use super::{
     CLONESET_MUTATING_PATH, CLONESET_VALIDATING_PATH, CONTAINERRECREATEREQUEST_MUTATING_PATH,
     IMAGELISTPULLJOB_MUTATING_PATH, IMAGELISTPULLJOB_VALIDATING_PATH, IMAGEPULLJOB_MUTATING_PATH,
     IMAGEPULLJOB_VALIDATING_PATH, MUTATING_CONFIGURATION_NAME, NODEIMAGE_MUTATING_PATH,
-    NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH, VALIDATING_CONFIGURATION_NAME, conversion::converts,
+    NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH, STATEFULSET_MUTATING_PATH, STATEFULSET_VALIDATING_PATH,
+    VALIDATING_CONFIGURATION_NAME, conversion::converts,
 };
 use crate::ControllerError;
 
@@ -86,6 +87,15 @@ const MUTATING: &[WebhookSpec] = &[
         exempt_control_plane: false,
     },
     WebhookSpec {
+        name: "mstatefulset.kb.io",
+        path: STATEFULSET_MUTATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "statefulsets",
+        exempt_control_plane: false,
+    },
+    WebhookSpec {
         name: "mcontainerrecreaterequest.kb.io",
         path: CONTAINERRECREATEREQUEST_MUTATING_PATH,
         group: APPS_GROUP,
@@ -134,6 +144,15 @@ const VALIDATING: &[WebhookSpec] = &[
         exempt_control_plane: false,
     },
     WebhookSpec {
+        name: "vstatefulset.kb.io",
+        path: STATEFULSET_VALIDATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE", "DELETE"],
+        resource: "statefulsets",
+        exempt_control_plane: false,
+    },
+    WebhookSpec {
         name: "vimagelistpulljob-v1beta1.kb.io",
         path: IMAGELISTPULLJOB_VALIDATING_PATH,
         group: APPS_GROUP,
@@ -149,6 +168,15 @@ const VALIDATING: &[WebhookSpec] = &[
         versions: &["v1alpha1", "v1beta1"],
         operations: &["CREATE", "UPDATE"],
         resource: "imagepulljobs",
+        exempt_control_plane: false,
+    },
+    WebhookSpec {
+        name: "vpodprobemarker.kb.io",
+        path: super::PODPROBEMARKER_VALIDATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "podprobemarkers",
         exempt_control_plane: false,
     },
     WebhookSpec {
@@ -456,6 +484,7 @@ mod tests {
             [
                 "mpod.kb.io",
                 "mcloneset.kb.io",
+                "mstatefulset.kb.io",
                 "mcontainerrecreaterequest.kb.io",
                 "mimagelistpulljob-v1beta1.kb.io",
                 "mimagepulljob-v1beta1.kb.io",

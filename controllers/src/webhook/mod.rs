@@ -34,7 +34,9 @@ pub mod crr;
 pub mod imagejobs;
 pub mod peers;
 pub mod pod;
+pub mod podprobemarker;
 mod server;
+pub mod statefulset;
 
 use std::{
     net::{IpAddr, SocketAddr},
@@ -47,6 +49,10 @@ pub use server::{ReadinessState, WebhookReadiness, WebhookServer};
 pub const CLONESET_MUTATING_PATH: &str = "/mutate-apps-kruise-io-cloneset";
 /// Path of the CloneSet validating webhook.
 pub const CLONESET_VALIDATING_PATH: &str = "/validate-apps-kruise-io-cloneset";
+/// Path of the Advanced StatefulSet defaulting webhook.
+pub const STATEFULSET_MUTATING_PATH: &str = "/mutate-apps-kruise-io-statefulset";
+/// Path of the Advanced StatefulSet validating webhook.
+pub const STATEFULSET_VALIDATING_PATH: &str = "/validate-apps-kruise-io-statefulset";
 /// Path of the ImagePullJob defaulting webhook.
 pub const IMAGEPULLJOB_MUTATING_PATH: &str = "/mutate-apps-kruise-io-imagepulljob";
 /// Path of the ImagePullJob validating webhook.
@@ -63,6 +69,8 @@ pub const NODEIMAGE_VALIDATING_PATH: &str = "/validate-apps-kruise-io-nodeimage"
 pub const CONTAINERRECREATEREQUEST_MUTATING_PATH: &str = "/mutate-apps-kruise-io-containerrecreaterequest";
 /// Path of the pod mutating webhook.
 pub const POD_MUTATING_PATH: &str = "/mutate-pod";
+/// Path of the PodProbeMarker validating webhook.
+pub const PODPROBEMARKER_VALIDATING_PATH: &str = "/validate-apps-kruise-io-podprobemarker";
 /// Path of the conversion webhook.
 pub const CONVERSION_PATH: &str = kruise_crds::crd::CONVERSION_PATH;
 /// Name of the MutatingWebhookConfiguration the server maintains.

@@ -32,7 +32,8 @@ use super::{
     CLONESET_MUTATING_PATH, CLONESET_VALIDATING_PATH, CONTAINERRECREATEREQUEST_MUTATING_PATH,
     CONVERSION_PATH, IMAGELISTPULLJOB_MUTATING_PATH, IMAGELISTPULLJOB_VALIDATING_PATH,
     IMAGEPULLJOB_MUTATING_PATH, IMAGEPULLJOB_VALIDATING_PATH, NODEIMAGE_MUTATING_PATH,
-    NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH, WebhookConfig, WebhookEndpoint,
+    NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH, STATEFULSET_MUTATING_PATH, STATEFULSET_VALIDATING_PATH,
+    WebhookConfig, WebhookEndpoint,
     admission::{into_review, parse_review},
     certs::{self, CertArtifacts, CertSecretSpec, ServingNames},
     cloneset::{self, PodLookup, ValidationOptions},
@@ -40,6 +41,7 @@ use super::{
     conversion, crr,
     imagejobs::{self, ImageKind},
     pod::{self, PodMutationOptions},
+    statefulset,
 };
 use crate::ControllerError;
 
@@ -132,6 +134,8 @@ fn router(state: HandlerState) -> Router {
     Router::new()
         .route(CLONESET_MUTATING_PATH, post(mutate_cloneset))
         .route(CLONESET_VALIDATING_PATH, post(validate_cloneset))
+        .route(STATEFULSET_MUTATING_PATH, post(mutate_statefulset))
+        .route(STATEFULSET_VALIDATING_PATH, post(validate_statefulset))
         .route(POD_MUTATING_PATH, post(mutate_pod))
         .route(IMAGEPULLJOB_MUTATING_PATH, post(|body| image_admission(ImageKind::ImagePullJob, true, body)))
         .route(
@@ -149,6 +153,7 @@ fn router(state: HandlerState) -> Router {
         .route(NODEIMAGE_MUTATING_PATH, post(|body| image_admission(ImageKind::NodeImage, true, body)))
         .route(NODEIMAGE_VALIDATING_PATH, post(|body| image_admission(ImageKind::NodeImage, false, body)))
         .route(CONTAINERRECREATEREQUEST_MUTATING_PATH, post(mutate_crr))
+        .route(super::PODPROBEMARKER_VALIDATING_PATH, post(validate_podprobemarker))
         .route(CONVERSION_PATH, post(convert))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
@@ -192,10 +197,31 @@ async fn validate_cloneset(State(state): State<HandlerState>, body: Bytes) -> Js
     Json(into_review(cloneset::validate(&request, &lookups, state.validation)))
 }
 
+async fn mutate_statefulset(body: Bytes) -> Json<Value> {
+    Json(match parse_review(&body) {
+        Ok(request) => into_review(statefulset::mutate(&request)),
+        Err(response) => into_review(*response),
+    })
+}
+
+async fn validate_statefulset(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
+    Json(match parse_review(&body) {
+        Ok(request) => into_review(statefulset::validate(&request, state.validation)),
+        Err(response) => into_review(*response),
+    })
+}
+
 async fn image_admission(kind: ImageKind, mutating: bool, body: Bytes) -> Json<Value> {
     Json(match parse_review(&body) {
         Ok(request) if mutating => into_review(imagejobs::mutate(kind, &request)),
         Ok(request) => into_review(imagejobs::validate(kind, &request)),
+        Err(response) => into_review(*response),
+    })
+}
+
+async fn validate_podprobemarker(body: Bytes) -> Json<Value> {
+    Json(match parse_review(&body) {
+        Ok(request) => into_review(super::podprobemarker::validate(&request)),
         Err(response) => into_review(*response),
     })
 }

@@ -13,9 +13,12 @@ mod crds;
 mod crr;
 mod daemon;
 mod daemon_kit;
+mod envmeta;
 mod kubectl;
 mod nodes;
+mod podprobe;
 mod service_api;
+mod statefulset;
 
 use std::process::ExitCode;
 
@@ -111,6 +114,30 @@ fn main() -> ExitCode {
             run: |scene| Box::pin(cloneset_predownload::image_pre_download(scene)),
         },
         Scenario {
+            name: "statefulset::ordered_identity_and_scale",
+            run: |scene| Box::pin(statefulset::ordered_identity_and_scale(scene)),
+        },
+        Scenario {
+            name: "statefulset::rolling_updates",
+            run: |scene| Box::pin(statefulset::rolling_updates(scene)),
+        },
+        Scenario {
+            name: "statefulset::parallel_reserved_and_max_unavailable",
+            run: |scene| Box::pin(statefulset::parallel_reserved_and_max_unavailable(scene)),
+        },
+        Scenario {
+            name: "statefulset::hooks_priority_and_specified_delete",
+            run: |scene| Box::pin(statefulset::hooks_priority_and_specified_delete(scene)),
+        },
+        Scenario {
+            name: "statefulset::image_pre_download",
+            run: |scene| Box::pin(statefulset::image_pre_download(scene)),
+        },
+        Scenario {
+            name: "statefulset::volume_claims_and_retention",
+            run: |scene| Box::pin(statefulset::volume_claims_and_retention(scene)),
+        },
+        Scenario {
             name: "daemon::imagepulljob_over_three_nodes",
             run: |scene| Box::pin(daemon::imagepulljob_over_three_nodes(scene)),
         },
@@ -136,6 +163,10 @@ fn main() -> ExitCode {
             run: |scene| Box::pin(daemon::cri_unavailable_then_recovers(scene)),
         },
         Scenario {
+            name: "daemon::env_from_metadata_in_place_update",
+            run: |scene| Box::pin(envmeta::env_from_metadata_in_place_update(scene)),
+        },
+        Scenario {
             name: "crr::recreates_exactly_the_named_containers",
             run: |scene| Box::pin(crr::recreates_exactly_the_named_containers(scene)),
         },
@@ -146,6 +177,10 @@ fn main() -> ExitCode {
         Scenario {
             name: "crr::bad_requests_are_refused_or_fail_with_a_message",
             run: |scene| Box::pin(crr::bad_requests_are_refused_or_fail_with_a_message(scene)),
+        },
+        Scenario {
+            name: "podprobe::marker_condition_follows_the_probe",
+            run: |scene| Box::pin(podprobe::marker_condition_follows_the_probe(scene)),
         },
     ])
 }

@@ -156,7 +156,8 @@ async fn run(config: ContainerMetaConfig, ctx: WorkerContext) -> Result<(), Daem
         let api: Api<Pod> = Api::all(ctx.client.clone());
         let fields = format!("spec.nodeName={node}");
         async move {
-            let mut stream = watcher(api, watcher::Config::default().fields(&fields)).default_backoff().boxed();
+            let mut stream =
+                watcher(api, watcher::Config::default().fields(&fields)).default_backoff().boxed();
             let mut listed: HashSet<String> = HashSet::new();
             while let Some(event) = stream.next().await {
                 match event {
@@ -290,7 +291,12 @@ impl Reporter {
         }
         for id in restart_targets(&pod, &planned, gate) {
             let delay = self.limiter.lock().when(&id);
-            tracing::info!(pod = key, id, ?delay, "restarting the container: its env from metadata is stale while the pod is updated in place");
+            tracing::info!(
+                pod = key,
+                id,
+                ?delay,
+                "restarting the container: its env from metadata is stale while the pod is updated in place"
+            );
             self.restarts.add_after(id, delay);
         }
         let set = RuntimeContainerMetaSet { containers: planned.into_iter().map(|p| p.meta).collect() };
@@ -343,7 +349,8 @@ impl Reporter {
             return None;
         };
         let note = format!("Stopping containerID {id} by container meta restarter");
-        match self.stopper.kill(&target.pod, &target.container, runtime_id, target.grace_seconds, note).await {
+        match self.stopper.kill(&target.pod, &target.container, runtime_id, target.grace_seconds, note).await
+        {
             Ok(()) => {
                 self.metrics.container_meta_restart(true);
                 self.limiter.lock().forget(id);

@@ -152,10 +152,8 @@ pub fn syncable(pod: &Pod) -> bool {
 /// The runtime name of the pod's containers (`containerd` in `containerd://<id>`), from the
 /// first container status with an ID; `Ok(None)` while no container has one.
 pub fn runtime_name(pod: &Pod) -> Result<Option<String>, String> {
-    let Some(id) = container_statuses(pod)
-        .iter()
-        .filter_map(|s| s.container_id.as_deref())
-        .find(|id| !id.is_empty())
+    let Some(id) =
+        container_statuses(pod).iter().filter_map(|s| s.container_id.as_deref()).find(|id| !id.is_empty())
     else {
         return Ok(None);
     };
@@ -256,12 +254,20 @@ pub fn plan_meta_set(
                 name: instance.name.clone(),
                 container_id,
                 restart_count: instance.restart_count,
-                hashes: RuntimeContainerHashes { plain_hash: instance.hash, extracted_env_from_metadata_hash: None },
+                hashes: RuntimeContainerHashes {
+                    plain_hash: instance.hash,
+                    extracted_env_from_metadata_hash: None,
+                },
             });
         let read_env = env_from_metadata
             && meta.hashes.extracted_env_from_metadata_hash.unwrap_or(0) == 0
             && instance.running;
-        planned.push(PlannedContainer { meta, runtime_id: instance.id.clone(), read_env, spec: spec.clone() });
+        planned.push(PlannedContainer {
+            meta,
+            runtime_id: instance.id.clone(),
+            read_env,
+            spec: spec.clone(),
+        });
     }
     planned
 }
@@ -326,7 +332,8 @@ impl RestartLimiter {
     /// How long to wait before restarting `id` for this request.
     pub fn when(&mut self, id: &str) -> Duration {
         let count = self.requests.entry(id.to_string()).or_insert(0);
-        let delay = RESTART_FIRST_DELAY.saturating_mul(2u32.saturating_pow((*count).min(16))).min(RESTART_MAX_DELAY);
+        let delay =
+            RESTART_FIRST_DELAY.saturating_mul(2u32.saturating_pow((*count).min(16))).min(RESTART_MAX_DELAY);
         *count = count.saturating_add(1);
         delay
     }
@@ -411,7 +418,10 @@ mod tests {
     /// The pod with a report of `main` and `sidecar` at the given hashes.
     fn reported(version: &str, main: Option<u64>, sidecar: Option<u64>) -> Pod {
         let set = RuntimeContainerMetaSet {
-            containers: vec![meta("main", "containerd://m1", main), meta("sidecar", "containerd://s1", sidecar)],
+            containers: vec![
+                meta("main", "containerd://m1", main),
+                meta("sidecar", "containerd://s1", sidecar),
+            ],
         };
         let text = serde_json::to_string(&set).unwrap();
         pod(version, json!({"metadata": {"annotations": {RUNTIME_CONTAINERS_META_KEY: text}}}))
@@ -427,20 +437,29 @@ mod tests {
             ("kruise controller", pod("1", json!({})), true),
             (
                 "apps/v1 controller",
-                pod("1", json!({"metadata": {"ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                    "name": "r", "uid": "r", "controller": true}]}})),
+                pod(
+                    "1",
+                    json!({"metadata": {"ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                    "name": "r", "uid": "r", "controller": true}]}}),
+                ),
                 false,
             ),
             (
                 "kruise owner that is not the controller",
-                pod("1", json!({"metadata": {"ownerReferences": [{"apiVersion": "apps.kruise.io/v1beta1",
-                    "kind": "CloneSet", "name": "r", "uid": "r"}]}})),
+                pod(
+                    "1",
+                    json!({"metadata": {"ownerReferences": [{"apiVersion": "apps.kruise.io/v1beta1",
+                    "kind": "CloneSet", "name": "r", "uid": "r"}]}}),
+                ),
                 false,
             ),
             (
                 "sidecarset injected",
-                pod("1", json!({"metadata": {"ownerReferences": null,
-                    "annotations": {SIDECARSET_HASH_ANNOTATION: "{}"}}})),
+                pod(
+                    "1",
+                    json!({"metadata": {"ownerReferences": null,
+                    "annotations": {SIDECARSET_HASH_ANNOTATION: "{}"}}}),
+                ),
                 true,
             ),
             ("no owner", pod("1", json!({"metadata": {"ownerReferences": null}})), false),
@@ -462,8 +481,11 @@ mod tests {
             (
                 "no container started yet",
                 None,
-                pod("1", json!({"status": {"containerStatuses": [
-                    {"name": "main", "image": "nginx:1", "imageID": "", "ready": false, "restartCount": 0}]}})),
+                pod(
+                    "1",
+                    json!({"status": {"containerStatuses": [
+                    {"name": "main", "image": "nginx:1", "imageID": "", "ready": false, "restartCount": 0}]}}),
+                ),
                 true,
                 false,
             ),
@@ -481,16 +503,16 @@ mod tests {
                 true,
                 true,
             ),
-            ("label changed: expected hash differs from the report", None, reported("2", Some(v1), Some(side)), true, true),
-            ("label changed, gate off", None, reported("2", Some(v1), Some(side)), false, false),
-            ("env not read yet", None, reported("1", None, Some(side)), true, true),
             (
-                "old labels gave another hash",
-                Some(pod("0", json!({}))),
-                consistent.clone(),
+                "label changed: expected hash differs from the report",
+                None,
+                reported("2", Some(v1), Some(side)),
                 true,
                 true,
             ),
+            ("label changed, gate off", None, reported("2", Some(v1), Some(side)), false, false),
+            ("env not read yet", None, reported("1", None, Some(side)), true, true),
+            ("old labels gave another hash", Some(pod("0", json!({}))), consistent.clone(), true, true),
             (
                 "container count changed",
                 Some(pod("1", json!({"spec": {"containers": [{"name": "main", "image": "nginx:1"}]}}))),
@@ -510,11 +532,17 @@ mod tests {
     #[test]
     fn runtime_names() {
         assert_eq!(runtime_name(&pod("1", json!({}))), Ok(Some("containerd".into())));
-        let none = pod("1", json!({"status": {"containerStatuses": [
-            {"name": "main", "image": "nginx:1", "imageID": "", "ready": false, "restartCount": 0}]}}));
+        let none = pod(
+            "1",
+            json!({"status": {"containerStatuses": [
+            {"name": "main", "image": "nginx:1", "imageID": "", "ready": false, "restartCount": 0}]}}),
+        );
         assert_eq!(runtime_name(&none), Ok(None));
-        let bad = pod("1", json!({"status": {"containerStatuses": [
-            {"name": "main", "containerID": "m1", "image": "nginx:1", "imageID": "", "ready": false, "restartCount": 0}]}}));
+        let bad = pod(
+            "1",
+            json!({"status": {"containerStatuses": [
+            {"name": "main", "containerID": "m1", "image": "nginx:1", "imageID": "", "ready": false, "restartCount": 0}]}}),
+        );
         assert_eq!(runtime_name(&bad), Err("no runtime name in containerID m1".into()));
         assert_eq!(split_container_id("containerd://abc"), Some(("containerd", "abc")));
         assert_eq!(split_container_id("abc"), None);
@@ -560,7 +588,10 @@ mod tests {
         let base = pod("1", json!({}));
         let v1 = running_hash(&base, "1");
         let old = RuntimeContainerMetaSet {
-            containers: vec![meta("main", "containerd://m1", Some(v1)), meta("sidecar", "containerd://s0", Some(9))],
+            containers: vec![
+                meta("main", "containerd://m1", Some(v1)),
+                meta("sidecar", "containerd://s0", Some(9)),
+            ],
         };
         let instances = vec![
             instance("m1", "main", true, 10),
@@ -572,7 +603,12 @@ mod tests {
         let summary: Vec<(String, String, Option<u64>, bool)> = planned
             .iter()
             .map(|p| {
-                (p.meta.name.clone(), p.meta.container_id.clone(), p.meta.hashes.extracted_env_from_metadata_hash, p.read_env)
+                (
+                    p.meta.name.clone(),
+                    p.meta.container_id.clone(),
+                    p.meta.hashes.extracted_env_from_metadata_hash,
+                    p.read_env,
+                )
             })
             .collect();
         assert_eq!(
@@ -602,13 +638,22 @@ mod tests {
         let done = json!({"status": {"conditions": [{"type": "InPlaceUpdateReady", "status": "True"}]}});
         let planned_for = |pod: &Pod, main: Option<u64>| {
             let old = RuntimeContainerMetaSet {
-                containers: vec![meta("main", "containerd://m1", main), meta("sidecar", "containerd://s1", Some(sidecar_hash(pod)))],
+                containers: vec![
+                    meta("main", "containerd://m1", main),
+                    meta("sidecar", "containerd://s1", Some(sidecar_hash(pod))),
+                ],
             };
             let instances = vec![instance("m1", "main", true, 1), instance("s1", "sidecar", true, 1)];
             plan_meta_set(pod, &instances, Some(&old), "containerd", true)
         };
         let cases = [
-            ("label changed while updating", pod("2", updating.clone()), Some(v1), true, vec!["containerd://m1"]),
+            (
+                "label changed while updating",
+                pod("2", updating.clone()),
+                Some(v1),
+                true,
+                vec!["containerd://m1"],
+            ),
             ("label changed, not updating", pod("2", done.clone()), Some(v1), true, vec![]),
             ("label changed, no condition", pod("2", json!({})), Some(v1), true, vec![]),
             ("env already new", pod("1", updating.clone()), Some(v1), true, vec![]),
@@ -633,7 +678,10 @@ mod tests {
     #[test]
     fn the_report_patch_is_upstreams_json() {
         let set = RuntimeContainerMetaSet {
-            containers: vec![meta("main", "containerd://m1", Some(12)), meta("sidecar", "containerd://s1", None)],
+            containers: vec![
+                meta("main", "containerd://m1", Some(12)),
+                meta("sidecar", "containerd://s1", None),
+            ],
         };
         let patch = report_patch(&set).unwrap();
         assert_eq!(

@@ -129,7 +129,8 @@ impl P {
 
     /// With condition `type_` at `status`.
     pub fn condition(mut self, type_: &str, status: &str) -> Self {
-        let conditions = self.0.status.get_or_insert_with(Default::default).conditions.get_or_insert_with(Vec::new);
+        let conditions =
+            self.0.status.get_or_insert_with(Default::default).conditions.get_or_insert_with(Vec::new);
         conditions.retain(|c| c.type_ != type_);
         conditions.push(PodCondition { type_: type_.into(), status: status.into(), ..Default::default() });
         self

@@ -17,7 +17,9 @@ use k8s_openapi::{
 };
 use kruise_crds::{
     apps::v1beta1::StatefulSet,
-    common::{LIFECYCLE_STATE_KEY, LIFECYCLE_TIMESTAMP_KEY, LifecycleState, well_known::CONTROLLER_REVISION_HASH},
+    common::{
+        LIFECYCLE_STATE_KEY, LIFECYCLE_TIMESTAMP_KEY, LifecycleState, well_known::CONTROLLER_REVISION_HASH,
+    },
 };
 use kube::{Resource, ResourceExt};
 
@@ -161,7 +163,9 @@ impl ReplicaRange {
 
     /// The slot of `ordinal`, if it is in `[start, end)`.
     pub fn index_of(&self, ordinal: i32) -> Option<usize> {
-        (ordinal >= self.start && ordinal < self.end).then(|| usize::try_from(ordinal - self.start).ok()).flatten()
+        (ordinal >= self.start && ordinal < self.end)
+            .then(|| usize::try_from(ordinal - self.start).ok())
+            .flatten()
     }
 }
 
@@ -188,9 +192,10 @@ pub fn storage_matches(set: &StatefulSet, pod: &Pod) -> bool {
         let template = claim.metadata.name.as_deref().unwrap_or_default();
         volumes.into_iter().flatten().any(|volume| {
             volume.name == template
-                && volume.persistent_volume_claim.as_ref().is_some_and(|source| {
-                    source.claim_name == claim_name(template, &set_name, ordinal)
-                })
+                && volume
+                    .persistent_volume_claim
+                    .as_ref()
+                    .is_some_and(|source| source.claim_name == claim_name(template, &set_name, ordinal))
         })
     })
 }
@@ -228,7 +233,8 @@ pub fn update_storage(set: &StatefulSet, pod: &mut Pod) {
             ..Default::default()
         })
         .collect();
-    volumes.extend(spec.volumes.take().unwrap_or_default().into_iter().filter(|v| !templates.contains(&v.name)));
+    volumes
+        .extend(spec.volumes.take().unwrap_or_default().into_iter().filter(|v| !templates.contains(&v.name)));
     spec.volumes = (!volumes.is_empty()).then_some(volumes);
 }
 
@@ -381,7 +387,10 @@ mod tests {
         let range = ReplicaRange::new(0, 4, reserved());
         let kept: Vec<i32> = (-1..8).filter(|o| range.contains(*o)).collect();
         assert_eq!(kept, [0, 2, 4, 5]);
-        assert_eq!((range.len(), range.ordinal_at(2), range.index_of(5), range.index_of(6)), (6, 2, Some(5), None));
+        assert_eq!(
+            (range.len(), range.ordinal_at(2), range.index_of(5), range.index_of(6)),
+            (6, 2, Some(5), None)
+        );
     }
 
     #[test]
@@ -421,14 +430,18 @@ mod tests {
         update_identity(&sts, &mut no_label, &options);
         assert!(identity_matches(&sts, &no_label));
         let without_index = CoreOptions { pod_index_label: false, ..Default::default() };
-        let mut bare = Pod { metadata: ObjectMeta { name: Some("web-4".into()), ..Default::default() }, ..Default::default() };
+        let mut bare = Pod {
+            metadata: ObjectMeta { name: Some("web-4".into()), ..Default::default() },
+            ..Default::default()
+        };
         update_identity(&sts, &mut bare, &without_index);
         assert!(!bare.labels().contains_key(POD_INDEX_LABEL));
         update_identity(&sts, &mut bare, &options);
         assert_eq!(bare.labels()[POD_INDEX_LABEL], "4");
 
         let mut no_volumes = pod.clone();
-        no_volumes.spec.as_mut().unwrap().volumes = Some(vec![Volume { name: "scratch".into(), ..Default::default() }]);
+        no_volumes.spec.as_mut().unwrap().volumes =
+            Some(vec![Volume { name: "scratch".into(), ..Default::default() }]);
         assert!(!storage_matches(&sts, &no_volumes));
         update_storage(&sts, &mut no_volumes);
         assert!(storage_matches(&sts, &no_volumes));
@@ -440,7 +453,8 @@ mod tests {
     #[test]
     fn new_pods_carry_identity_revision_and_state() {
         let mut sts = set(3);
-        let pod = new_pod(&sts, &sts.spec.template, "web-abc", 2, &CoreOptions::default(), Timestamp::UNIX_EPOCH);
+        let pod =
+            new_pod(&sts, &sts.spec.template, "web-abc", 2, &CoreOptions::default(), Timestamp::UNIX_EPOCH);
         let labels = pod.labels();
         assert_eq!(labels["app"], "web");
         assert_eq!(labels[POD_NAME_LABEL], "web-2");
@@ -450,7 +464,10 @@ mod tests {
         let spec = pod.spec.as_ref().unwrap();
         assert_eq!((spec.hostname.as_deref(), spec.subdomain.as_deref()), (Some("web-2"), Some("web-svc")));
         let owner = &pod.metadata.owner_references.as_ref().unwrap()[0];
-        assert_eq!((owner.kind.as_str(), owner.controller, owner.block_owner_deletion), ("StatefulSet", Some(true), Some(true)));
+        assert_eq!(
+            (owner.kind.as_str(), owner.controller, owner.block_owner_deletion),
+            ("StatefulSet", Some(true), Some(true))
+        );
         assert_eq!(owner.api_version, "apps.kruise.io/v1beta1");
 
         sts.spec.lifecycle = Some(Lifecycle {
@@ -476,7 +493,10 @@ mod tests {
         assert_eq!(claims[0].metadata.name.as_deref(), Some("data-web-4"));
         assert_eq!(claims[0].metadata.namespace.as_deref(), Some("prod"));
         let labels = claims[0].metadata.labels.clone().unwrap();
-        assert_eq!(labels, [("app".to_string(), "web".to_string()), ("tier".to_string(), "db".to_string())].into());
+        assert_eq!(
+            labels,
+            [("app".to_string(), "web".to_string()), ("tier".to_string(), "db".to_string())].into()
+        );
         sts.spec.volume_claim_templates[0].metadata.labels = None;
         let labels = claims_for(&sts, 0)[0].metadata.labels.clone().unwrap();
         assert_eq!(labels, [("app".to_string(), "web".to_string())].into());

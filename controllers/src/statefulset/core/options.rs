@@ -18,11 +18,20 @@ pub struct CoreOptions {
     /// Gate `PreparingUpdateAsUpdate` (default off): a pod in `PreparingUpdate` counts as
     /// updated.
     pub preparing_update_as_update: bool,
+    /// Gate `StatefulSetAutoResizePVCGate` (default off): with `volumeClaimUpdateStrategy`
+    /// `OnPodRollingUpdate`, PVCs are expanded to their template as their pods are rolled.
+    pub auto_resize_pvc: bool,
 }
 
 impl Default for CoreOptions {
     fn default() -> Self {
-        Self { start_ordinal: false, pod_index_label: true, auto_delete_pvc: true, preparing_update_as_update: false }
+        Self {
+            start_ordinal: false,
+            pod_index_label: true,
+            auto_delete_pvc: true,
+            preparing_update_as_update: false,
+            auto_resize_pvc: false,
+        }
     }
 }
 
@@ -34,6 +43,7 @@ impl CoreOptions {
             pod_index_label: gates.enabled(Gate::PodIndexLabel),
             auto_delete_pvc: gates.enabled(Gate::StatefulSetAutoDeletePVC),
             preparing_update_as_update: gates.enabled(Gate::PreparingUpdateAsUpdate),
+            auto_resize_pvc: gates.enabled(Gate::StatefulSetAutoResizePVCGate),
         }
     }
 }

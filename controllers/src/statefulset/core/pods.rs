@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 use k8s_openapi::{api::core::v1::Pod, jiff::Timestamp};
-use kruise_crds::common::{LIFECYCLE_STATE_KEY, LifecycleHook, LifecycleState, well_known::CONTROLLER_REVISION_HASH};
+use kruise_crds::common::{
+    LIFECYCLE_STATE_KEY, LifecycleHook, LifecycleState, well_known::CONTROLLER_REVISION_HASH,
+};
 
 /// The pod's lifecycle state (an absent label is the unset state, which counts as `Normal`).
 pub fn lifecycle_state(pod: &Pod) -> LifecycleState {
@@ -72,8 +74,8 @@ pub fn running_and_available(pod: &Pod, min_ready_seconds: i32, now: Timestamp) 
     let Some(since) = ready_condition(pod).and_then(|c| c.last_transition_time.as_ref()).map(|t| t.0) else {
         return (false, Some(window));
     };
-    let elapsed = now.duration_since(since);
-    match elapsed.try_into() {
+    let elapsed: Result<Duration, _> = Duration::try_from(now.duration_since(since));
+    match elapsed {
         Ok(elapsed) if elapsed >= window => (true, None),
         Ok(elapsed) => (false, Some(window - elapsed)),
         // The transition is in the future (clock skew): wait the whole window.
@@ -136,6 +138,7 @@ pub fn is_specified_delete(pod: &Pod) -> bool {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
+    #![allow(clippy::type_complexity)] // table rows are tuples
 
     use k8s_openapi::jiff::SignedDuration;
 
@@ -149,7 +152,12 @@ mod tests {
         let cases: Vec<(&str, Pod, i32, (bool, Option<Duration>))> = vec![
             ("ready long ago", P::new(0, "r").pod(), 10, (true, None)),
             ("ready, no window", P::new(0, "r").ready_since(now()).pod(), 0, (true, None)),
-            ("ready 3s of 10s", P::new(0, "r").ready_since(just).pod(), 10, (false, Some(Duration::from_secs(7)))),
+            (
+                "ready 3s of 10s",
+                P::new(0, "r").ready_since(just).pod(),
+                10,
+                (false, Some(Duration::from_secs(7))),
+            ),
             ("pending", P::new(0, "r").phase("Pending").pod(), 0, (false, None)),
             ("running not ready", P::new(0, "r").not_ready().pod(), 0, (false, None)),
             (

@@ -46,7 +46,12 @@ fn has_owner(claim: &PersistentVolumeClaim, uid: &str) -> bool {
 }
 
 /// Whether the claim's owner references already say what `want` says.
-pub fn claim_owners_match(claim: &PersistentVolumeClaim, set_uid: &str, pod_uid: &str, want: DesiredOwners) -> bool {
+pub fn claim_owners_match(
+    claim: &PersistentVolumeClaim,
+    set_uid: &str,
+    pod_uid: &str,
+    want: DesiredOwners,
+) -> bool {
     has_owner(claim, set_uid) == want.set && has_owner(claim, pod_uid) == want.pod
 }
 
@@ -125,7 +130,9 @@ pub fn claims_match_retention(
 ) -> bool {
     let want = desired_owners(set, pod_scaled_down);
     let (set_uid, pod_uid) = (set.uid().unwrap_or_default(), pod.uid().unwrap_or_default());
-    existing_claims(set, pod, claims).into_iter().all(|claim| claim_owners_match(claim, &set_uid, &pod_uid, want))
+    existing_claims(set, pod, claims)
+        .into_iter()
+        .all(|claim| claim_owners_match(claim, &set_uid, &pod_uid, want))
 }
 
 /// Whether a PVC of the ordinal still belongs to an earlier pod of the same name (upstream
@@ -146,7 +153,9 @@ pub fn claim_is_stale(
     set.spec.volume_claim_templates.iter().any(|template| {
         claims
             .get(&claim_name(template.metadata.name.as_deref().unwrap_or_default(), &set_name, ordinal))
-            .is_some_and(|claim| claim.owner_references().iter().any(|r| r.name == pod_name && r.uid != pod_uid))
+            .is_some_and(|claim| {
+                claim.owner_references().iter().any(|r| r.name == pod_name && r.uid != pod_uid)
+            })
     })
 }
 
@@ -164,10 +173,11 @@ mod tests {
 
     fn policy(when_deleted: &str, when_scaled: &str) -> StatefulSet {
         let mut sts = set(3);
-        sts.spec.persistent_volume_claim_retention_policy = Some(StatefulSetPersistentVolumeClaimRetentionPolicy {
-            when_deleted: when_deleted.into(),
-            when_scaled: when_scaled.into(),
-        });
+        sts.spec.persistent_volume_claim_retention_policy =
+            Some(StatefulSetPersistentVolumeClaimRetentionPolicy {
+                when_deleted: when_deleted.into(),
+                when_scaled: when_scaled.into(),
+            });
         sts
     }
 
@@ -175,10 +185,18 @@ mod tests {
         let mut claim = claims_for(&set(3), 1).remove(0);
         let mut references = Vec::new();
         if set_owner {
-            references.push(OwnerReference { uid: "set-uid".into(), name: "web".into(), ..Default::default() });
+            references.push(OwnerReference {
+                uid: "set-uid".into(),
+                name: "web".into(),
+                ..Default::default()
+            });
         }
         if pod_owner {
-            references.push(OwnerReference { uid: "uid-1".into(), name: "web-1".into(), ..Default::default() });
+            references.push(OwnerReference {
+                uid: "uid-1".into(),
+                name: "web-1".into(),
+                ..Default::default()
+            });
         }
         claim.metadata.owner_references = Some(references);
         claim
@@ -203,7 +221,11 @@ mod tests {
         for (when_deleted, when_scaled, scaled_down, (want_set, want_pod)) in cases {
             let sts = policy(when_deleted, when_scaled);
             let want = desired_owners(&sts, scaled_down);
-            assert_eq!((want.set, want.pod), (want_set, want_pod), "{when_deleted}/{when_scaled}/{scaled_down}");
+            assert_eq!(
+                (want.set, want.pod),
+                (want_set, want_pod),
+                "{when_deleted}/{when_scaled}/{scaled_down}"
+            );
             for (has_set, has_pod) in [(false, false), (true, false), (false, true), (true, true)] {
                 let claim = owned(has_set, has_pod);
                 let matches = claim_owners_match(&claim, "set-uid", "uid-1", want);
@@ -217,10 +239,19 @@ mod tests {
                 assert!(claim_owners_match(&fixed, "set-uid", "uid-1", want));
             }
         }
-        let fixed = updated_claim_owners(&owned(false, false), &policy("Delete", "Delete"), &pod, DesiredOwners { set: true, pod: true }).unwrap();
+        let fixed = updated_claim_owners(
+            &owned(false, false),
+            &policy("Delete", "Delete"),
+            &pod,
+            DesiredOwners { set: true, pod: true },
+        )
+        .unwrap();
         assert_eq!(fixed[0].kind, "StatefulSet");
         assert_eq!(fixed[0].api_version, "apps.kruise.io/v1beta1");
-        assert_eq!((fixed[1].kind.as_str(), fixed[1].api_version.as_str(), fixed[1].controller), ("Pod", "v1", None));
+        assert_eq!(
+            (fixed[1].kind.as_str(), fixed[1].api_version.as_str(), fixed[1].controller),
+            ("Pod", "v1", None)
+        );
     }
 
     #[test]
@@ -254,8 +285,15 @@ mod tests {
         for (name, claim, pod_uid, expected) in cases {
             let claims: BTreeMap<String, PersistentVolumeClaim> =
                 claim.into_iter().map(|c| ("data-web-1".to_string(), c)).collect();
-            assert_eq!(claim_is_stale(&policy("Retain", "Delete"), "web-1", pod_uid, 1, &claims), expected, "{name}");
-            assert!(!claim_is_stale(&policy("Delete", "Retain"), "web-1", pod_uid, 1, &claims), "{name}: retained claims are never stale");
+            assert_eq!(
+                claim_is_stale(&policy("Retain", "Delete"), "web-1", pod_uid, 1, &claims),
+                expected,
+                "{name}"
+            );
+            assert!(
+                !claim_is_stale(&policy("Delete", "Retain"), "web-1", pod_uid, 1, &claims),
+                "{name}: retained claims are never stale"
+            );
         }
     }
 }

@@ -34,8 +34,8 @@ use super::{
     identity::{ReplicaRange, identity_matches, ordinal_of, pod_name, storage_matches},
     options::CoreOptions,
     pods::{
-        is_finished, is_healthy, is_pending, is_pod_hooked, is_pod_updated, is_running_and_ready, is_terminating,
-        lifecycle_state, running_and_available,
+        is_finished, is_healthy, is_pending, is_pod_hooked, is_pod_updated, is_running_and_ready,
+        is_terminating, lifecycle_state, running_and_available,
     },
     retention::{claim_is_stale, claims_match_retention},
 };
@@ -95,7 +95,13 @@ pub fn members<'a>(
 ) -> Members<'a> {
     let range = ReplicaRange::of(set, options);
     let mut slots: Vec<Slot<'a>> = (0..range.len())
-        .map(|index| if range.reserved.contains(range.ordinal_at(index)) { Slot::Reserved } else { Slot::Missing(Which::Update) })
+        .map(|index| {
+            if range.reserved.contains(range.ordinal_at(index)) {
+                Slot::Reserved
+            } else {
+                Slot::Missing(Which::Update)
+            }
+        })
         .collect();
     let mut condemned = Vec::new();
     for pod in pods {
@@ -116,7 +122,8 @@ pub fn members<'a>(
         .collect();
     for index in 0..slots.len() {
         if matches!(slots[index], Slot::Missing(_)) {
-            let which = if is_current_revision_needed(set, index, &updated) { Which::Current } else { Which::Update };
+            let which =
+                if is_current_revision_needed(set, index, &updated) { Which::Current } else { Which::Update };
             slots[index] = Slot::Missing(which);
             updated[index] = Some(which == Which::Update);
         }
@@ -140,9 +147,10 @@ pub fn is_current_revision_needed(set: &StatefulSet, index: usize, updated: &[Op
     let partition = usize::try_from(rolling.partition.unwrap_or(0).max(0)).unwrap_or(0);
     if rolling.unordered_update.is_none() {
         let below = updated.iter().take(index).filter(|slot| slot.is_some()).count();
-        return below + 1 <= partition;
+        return below < partition;
     }
-    let not_updated = updated.iter().enumerate().filter(|(i, slot)| *i != index && **slot == Some(false)).count();
+    let not_updated =
+        updated.iter().enumerate().filter(|(i, slot)| *i != index && **slot == Some(false)).count();
     not_updated < partition
 }
 
@@ -166,8 +174,9 @@ pub fn deletion_action(set: &StatefulSet, pod: &Pod) -> Option<DeleteAction> {
     if !is_pod_hooked(hook, pod) {
         return Some(DeleteAction::Delete);
     }
-    (lifecycle_state(pod) != LifecycleState::PreparingDelete)
-        .then(|| DeleteAction::PrepareDelete { mark_pod_not_ready: hook.is_some_and(|h| h.mark_pod_not_ready) })
+    (lifecycle_state(pod) != LifecycleState::PreparingDelete).then(|| DeleteAction::PrepareDelete {
+        mark_pod_not_ready: hook.is_some_and(|h| h.mark_pod_not_ready),
+    })
 }
 
 /// One write of a scaling round, by ordinal.
@@ -299,10 +308,15 @@ pub fn plan_scale(
         let pod = match slot {
             Slot::Reserved => continue,
             Slot::Missing(revision) => {
-                if options.auto_delete_pvc && claim_is_stale(set, &pod_name(&set_name, ordinal), "", ordinal, claims) {
+                if options.auto_delete_pvc
+                    && claim_is_stale(set, &pod_name(&set_name, ordinal), "", ordinal, claims)
+                {
                     // Its PVC still belongs to the pod that was here: wait for the collector.
                     if monotonic {
-                        plan.stop(format!("a PVC of {} still belongs to its previous pod", pod_name(&set_name, ordinal)));
+                        plan.stop(format!(
+                            "a PVC of {} still belongs to its previous pod",
+                            pod_name(&set_name, ordinal)
+                        ));
                         return plan;
                     }
                     continue;
@@ -428,6 +442,7 @@ pub fn update_max_unavailable(set: &StatefulSet) -> i32 {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
+    #![allow(clippy::type_complexity)] // table rows are tuples
 
     use k8s_openapi::jiff::SignedDuration;
     use kruise_crds::{
@@ -472,11 +487,21 @@ mod tests {
         let sts = ordered(3);
         let cases: Vec<(&str, Vec<Pod>, Vec<ScaleStep>, bool)> = vec![
             ("empty", vec![], vec![create(0)], true),
-            ("0 pending", vec![P::new(0, "r").phase("Pending").pod()], vec![ScaleStep::CreateMissingClaims { ordinal: 0 }], true),
+            (
+                "0 pending",
+                vec![P::new(0, "r").phase("Pending").pod()],
+                vec![ScaleStep::CreateMissingClaims { ordinal: 0 }],
+                true,
+            ),
             ("0 ready", vec![P::new(0, "r").pod()], vec![create(1)], true),
             ("1 not ready", vec![P::new(0, "r").pod(), P::new(1, "r").not_ready().pod()], vec![], true),
             ("hole at 1", vec![P::new(0, "r").pod(), P::new(2, "r").pod()], vec![create(1)], true),
-            ("all ready", vec![P::new(0, "r").pod(), P::new(1, "r").pod(), P::new(2, "r").pod()], vec![], false),
+            (
+                "all ready",
+                vec![P::new(0, "r").pod(), P::new(1, "r").pod(), P::new(2, "r").pod()],
+                vec![],
+                false,
+            ),
             (
                 "0 terminating",
                 vec![P::new(0, "r").terminating().pod(), P::new(1, "r").pod(), P::new(2, "r").pod()],
@@ -501,7 +526,8 @@ mod tests {
     #[test]
     fn ordered_ready_scales_down_from_the_top() {
         let sts = ordered(2);
-        let four = || vec![P::new(0, "r").pod(), P::new(1, "r").pod(), P::new(2, "r").pod(), P::new(3, "r").pod()];
+        let four =
+            || vec![P::new(0, "r").pod(), P::new(1, "r").pod(), P::new(2, "r").pod(), P::new(3, "r").pod()];
         let got = plan(&sts, &four());
         assert_eq!((got.steps, got.exit), (vec![delete(3)], true));
 
@@ -543,7 +569,8 @@ mod tests {
     #[test]
     fn parallel_scale_budget() {
         let mut sts = parallel(6);
-        sts.spec.scale_strategy = Some(StatefulSetScaleStrategy { max_unavailable: Some(IntOrString::Int(2)) });
+        sts.spec.scale_strategy =
+            Some(StatefulSetScaleStrategy { max_unavailable: Some(IntOrString::Int(2)) });
         let got = plan(&sts, &[]);
         assert_eq!(got.steps, vec![create(0), create(1)]);
         assert!(!got.exit, "the update still runs");
@@ -551,7 +578,8 @@ mod tests {
         assert_eq!(got.steps, vec![create(2)], "one unavailable pod leaves room for one creation");
         let got = plan(&sts, &[P::new(0, "r").pod(), P::new(1, "r").pod()]);
         assert_eq!(got.steps, vec![create(2), create(3)]);
-        sts.spec.scale_strategy = Some(StatefulSetScaleStrategy { max_unavailable: Some(IntOrString::String("50%".into())) });
+        sts.spec.scale_strategy =
+            Some(StatefulSetScaleStrategy { max_unavailable: Some(IntOrString::String("50%".into())) });
         assert_eq!(plan(&sts, &[]).steps.len(), 3);
     }
 
@@ -594,11 +622,18 @@ mod tests {
         let got = plan(&sts, &[P::new(0, "r").pod(), held.clone()]);
         assert_eq!(
             got.steps,
-            vec![ScaleStep::DeleteCondemned { ordinal: 1, action: DeleteAction::PrepareDelete { mark_pod_not_ready: true } }]
+            vec![ScaleStep::DeleteCondemned {
+                ordinal: 1,
+                action: DeleteAction::PrepareDelete { mark_pod_not_ready: true }
+            }]
         );
         let prepared = P::new(1, "r").label("hold", "true").state(LifecycleState::PreparingDelete).pod();
         let got = plan(&sts, &[P::new(0, "r").pod(), prepared]);
-        assert_eq!((got.steps, got.exit), (vec![], false), "a prepared pod waits for its hook; nothing to write");
+        assert_eq!(
+            (got.steps, got.exit),
+            (vec![], false),
+            "a prepared pod waits for its hook; nothing to write"
+        );
     }
 
     #[test]
@@ -615,13 +650,16 @@ mod tests {
     #[test]
     fn retention_owners_are_set() {
         let mut sts = ordered(1);
-        sts.spec.persistent_volume_claim_retention_policy = Some(StatefulSetPersistentVolumeClaimRetentionPolicy {
-            when_deleted: "Retain".into(),
-            when_scaled: "Delete".into(),
-        });
+        sts.spec.persistent_volume_claim_retention_policy =
+            Some(StatefulSetPersistentVolumeClaimRetentionPolicy {
+                when_deleted: "Retain".into(),
+                when_scaled: "Delete".into(),
+            });
         let claims: BTreeMap<String, PersistentVolumeClaim> = [0, 1]
             .into_iter()
-            .map(|o| (format!("data-web-{o}"), crate::statefulset::core::identity::claims_for(&sts, o).remove(0)))
+            .map(|o| {
+                (format!("data-web-{o}"), crate::statefulset::core::identity::claims_for(&sts, o).remove(0))
+            })
             .collect();
         let members = members(&sts, &[], "r", &CoreOptions::default());
         let pods = [P::new(0, "r").pod(), P::new(1, "r").pod()];
@@ -633,13 +671,12 @@ mod tests {
 
         // A claim still owned by the earlier web-0 holds its successor.
         let mut stale = claims.clone();
-        stale.get_mut("data-web-0").unwrap().metadata.owner_references = Some(vec![
-            k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+        stale.get_mut("data-web-0").unwrap().metadata.owner_references =
+            Some(vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
                 name: "web-0".into(),
                 uid: "old".into(),
                 ..Default::default()
-            },
-        ]);
+            }]);
         let got = plan_scale(&sts, &members, &stale, &CoreOptions::default(), now());
         assert_eq!((got.steps, got.exit), (vec![], true));
     }
@@ -650,6 +687,7 @@ mod tests {
         let with = |partition: i32, unordered: bool, reserved: Vec<IntOrString>| {
             let mut sts = parallel(3);
             sts.spec.reserve_ordinals = reserved;
+            sts.spec.update_strategy.type_ = StatefulSetUpdateStrategyType::RollingUpdate;
             sts.spec.update_strategy.rolling_update = Some(RollingUpdateStatefulSetStrategy {
                 partition: Some(partition),
                 unordered_update: unordered.then(UnorderedUpdateStrategy::default),

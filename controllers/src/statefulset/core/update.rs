@@ -11,9 +11,15 @@
 //! differ only in what can change in place, else deleted (and recreated at the update revision
 //! by the next scaling round).
 
-use std::{collections::BTreeSet, time::Duration};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    time::Duration,
+};
 
-use k8s_openapi::{api::core::v1::Pod, jiff::Timestamp};
+use k8s_openapi::{
+    api::core::v1::{PersistentVolumeClaim, Pod},
+    jiff::Timestamp,
+};
 use kruise_crds::{
     apps::v1beta1::{PodUpdatePolicy, StatefulSet},
     common::{LifecycleHook, LifecycleState},
@@ -26,11 +32,12 @@ use super::{
         is_healthy, is_pod_hooked, is_pod_updated, is_specified_delete, is_terminating, lifecycle_state,
         revision_of, running_and_available,
     },
+    resize::{claims_compatible, claims_completed, claims_ready},
     scale::{DeleteAction, Members, Slot, Which, deletion_action, min_ready_seconds, update_max_unavailable},
 };
 
 /// What to do to a pod the update picked (upstream `inPlaceUpdatePod` and `deletePod`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum PodUpdateAction {
     /// The inPlaceUpdate hook holds the pod: move it to `PreparingUpdate` (marking it NotReady
     /// if the hook asks) and wait for the hook to let go.
@@ -76,7 +83,8 @@ impl PodUpdateAction {
 /// verdict for the pod's revision and the update revision.
 pub fn pod_update_action(set: &StatefulSet, pod: &Pod, can_update_in_place: bool) -> PodUpdateAction {
     let policy = set.spec.update_strategy.rolling_update.as_ref().map(|r| &r.pod_update_policy);
-    let in_place_policy = matches!(policy, Some(PodUpdatePolicy::InPlaceIfPossible | PodUpdatePolicy::InPlaceOnly));
+    let in_place_policy =
+        matches!(policy, Some(PodUpdatePolicy::InPlaceIfPossible | PodUpdatePolicy::InPlaceOnly));
     if in_place_policy && can_update_in_place {
         let hook = set.spec.lifecycle.as_ref().and_then(|l| l.in_place_update.as_ref());
         let state = lifecycle_state(pod);
@@ -111,7 +119,7 @@ pub fn pod_update_action(set: &StatefulSet, pod: &Pod, can_update_in_place: bool
 }
 
 /// One write of the rolling update.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum UpdateStep {
     /// Delete a pod labelled specified-delete.
     DeleteSpecified {
@@ -119,6 +127,12 @@ pub enum UpdateStep {
         ordinal: i32,
         /// How.
         action: DeleteAction,
+    },
+    /// Expand the pod's PVCs to their templates (`volumeClaimUpdateStrategy`
+    /// `OnPodRollingUpdate`).
+    ExpandClaims {
+        /// Its ordinal.
+        ordinal: i32,
     },
     /// Move a pod towards the update revision.
     UpdatePod {
@@ -130,7 +144,7 @@ pub enum UpdateStep {
 }
 
 /// What a rolling-update round does.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct UpdatePlan {
     /// The writes, in order; stop at the first that fails.
     pub steps: Vec<UpdateStep>,
@@ -165,13 +179,19 @@ pub fn sort_slots_to_update(
     let unordered = rolling.and_then(|r| r.unordered_update.as_ref());
     let present = |index: &usize| !matches!(members.slots[*index], Slot::Reserved);
     let Some(unordered) = unordered else {
-        return (0..members.slots.len()).rev().filter(|i| *i >= partition).filter(present).take(max_update).collect();
+        return (0..members.slots.len())
+            .rev()
+            .filter(|i| *i >= partition)
+            .filter(present)
+            .take(max_update)
+            .collect();
     };
     let (mut done, mut waiting) = (Vec::new(), Vec::new());
     for index in (0..members.slots.len()).rev().filter(present) {
         let updated = match &members.slots[index] {
             Slot::Pod(pod) => {
-                is_terminating(pod) || is_pod_updated(pod, update_revision, options.preparing_update_as_update)
+                is_terminating(pod)
+                    || is_pod_updated(pod, update_revision, options.preparing_update_as_update)
             }
             Slot::Missing(which) => *which == Which::Update,
             Slot::Reserved => false,
@@ -194,9 +214,18 @@ pub fn sort_slots_to_update(
     done
 }
 
-/// Plans a rolling-update round. `update_completed` says whether a pod's last in-place update
-/// is done (the engine's completion check); `can_update_in_place` whether a pod can move from
-/// its revision to the update revision in place.
+/// The in-place engine's verdicts on single pods, which the update plan consults.
+pub struct PodVerdicts<'a> {
+    /// Whether the pod's last in-place update is done (the engine's completion check).
+    pub update_completed: &'a (dyn Fn(&Pod) -> bool + Sync),
+    /// Whether the pod can move from its revision to the update revision in place.
+    pub can_update_in_place: &'a (dyn Fn(&Pod) -> bool + Sync),
+    /// The namespace's PVCs by name when the set expands PVCs as it rolls pods
+    /// ([`super::resize::resize_enabled`]), else `None`.
+    pub resize_claims: Option<&'a BTreeMap<String, PersistentVolumeClaim>>,
+}
+
+/// Plans a rolling-update round.
 pub fn plan_update(
     set: &StatefulSet,
     members: &Members<'_>,
@@ -204,8 +233,7 @@ pub fn plan_update(
     update_revision: &str,
     options: &CoreOptions,
     now: Timestamp,
-    update_completed: impl Fn(&Pod) -> bool,
-    can_update_in_place: impl Fn(&Pod) -> bool,
+    verdicts: &PodVerdicts<'_>,
 ) -> UpdatePlan {
     let mut plan = UpdatePlan::default();
     if set.spec.update_strategy.rolling_update.as_ref().is_some_and(|r| r.paused) {
@@ -223,13 +251,18 @@ pub fn plan_update(
                 unavailable.insert(index);
             }
             Slot::Pod(pod) => {
-                if !is_healthy(pod) || !update_completed(pod) {
+                if !is_healthy(pod) || !(verdicts.update_completed)(pod) {
                     unavailable.insert(index);
                 } else if let (false, wait) = running_and_available(pod, min_ready, now) {
                     unavailable.insert(index);
                     if let Some(wait) = wait {
                         plan.requeue_after = Some(plan.requeue_after.map_or(wait, |w| w.min(wait)));
                     }
+                } else if let Some(claims) = verdicts.resize_claims
+                    && !claims_ready(set, pod, claims)
+                {
+                    // A PVC still growing to its request.
+                    unavailable.insert(index);
                 }
             }
         }
@@ -269,7 +302,8 @@ pub fn plan_update(
             // Not created yet (or its creation is held): nothing to update, nothing to block.
             Slot::Missing(_) | Slot::Reserved => continue,
         };
-        if revision_of(pod) == update_revision {
+        let claims_match = verdicts.resize_claims.is_none_or(|claims| claims_compatible(set, pod, claims));
+        if revision_of(pod) == update_revision && claims_match {
             continue;
         }
         if unavailable.len() >= max_unavailable && !unavailable.contains(&index) {
@@ -280,10 +314,20 @@ pub fn plan_update(
             ));
             return plan;
         }
+        if let Some(claims) = verdicts.resize_claims {
+            if !claims_match {
+                plan.steps.push(UpdateStep::ExpandClaims { ordinal: range.ordinal_at(index) });
+            }
+            if !claims_completed(set, pod, claims) {
+                // The pod is rolled once its PVCs have grown.
+                unavailable.insert(index);
+                continue;
+            }
+        }
         if specified.contains(&index) || is_terminating(pod) {
             continue;
         }
-        let action = pod_update_action(set, pod, can_update_in_place(pod));
+        let action = pod_update_action(set, pod, (verdicts.can_update_in_place)(pod));
         if action.leaves_current() && revision_of(pod) == current_revision {
             plan.current_leaving += 1;
         }
@@ -315,7 +359,8 @@ mod tests {
 
     fn rolling(replicas: i32, partition: i32, max_unavailable: i32, policy: PodUpdatePolicy) -> StatefulSet {
         let mut sts = set(replicas);
-        sts.spec.update_strategy.type_ = kruise_crds::apps::v1beta1::StatefulSetUpdateStrategyType::RollingUpdate;
+        sts.spec.update_strategy.type_ =
+            kruise_crds::apps::v1beta1::StatefulSetUpdateStrategyType::RollingUpdate;
         sts.spec.update_strategy.rolling_update = Some(RollingUpdateStatefulSetStrategy {
             partition: Some(partition),
             max_unavailable: Some(IntOrString::Int(max_unavailable)),
@@ -334,14 +379,21 @@ mod tests {
 
     fn plan(sts: &StatefulSet, pods: &[Pod], can_in_place: bool) -> UpdatePlan {
         let members = members(sts, pods, "new", &CoreOptions::default());
-        plan_update(sts, &members, "old", "new", &CoreOptions::default(), now(), |_| true, |_| can_in_place)
+        let verdicts = PodVerdicts {
+            update_completed: &|_| true,
+            can_update_in_place: &|_| can_in_place,
+            resize_claims: None,
+        };
+        plan_update(sts, &members, "old", "new", &CoreOptions::default(), now(), &verdicts)
     }
 
     fn ordinals(plan: &UpdatePlan) -> Vec<i32> {
         plan.steps
             .iter()
             .map(|step| match step {
-                UpdateStep::DeleteSpecified { ordinal, .. } | UpdateStep::UpdatePod { ordinal, .. } => *ordinal,
+                UpdateStep::DeleteSpecified { ordinal, .. }
+                | UpdateStep::ExpandClaims { ordinal }
+                | UpdateStep::UpdatePod { ordinal, .. } => *ordinal,
             })
             .collect()
     }
@@ -400,20 +452,39 @@ mod tests {
     fn in_place_policy() {
         let sts = rolling(3, 0, 1, PodUpdatePolicy::InPlaceIfPossible);
         let got = plan(&sts, &old_pods(3), true);
-        assert_eq!(got.steps, vec![UpdateStep::UpdatePod { ordinal: 2, action: PodUpdateAction::InPlace { set_updating: true } }]);
+        assert_eq!(
+            got.steps,
+            vec![UpdateStep::UpdatePod {
+                ordinal: 2,
+                action: PodUpdateAction::InPlace { set_updating: true }
+            }]
+        );
         let got = plan(&sts, &old_pods(3), false);
         assert_eq!(
             got.steps,
-            vec![UpdateStep::UpdatePod { ordinal: 2, action: PodUpdateAction::Recreate(Some(DeleteAction::Delete)) }],
+            vec![UpdateStep::UpdatePod {
+                ordinal: 2,
+                action: PodUpdateAction::Recreate(Some(DeleteAction::Delete))
+            }],
             "InPlaceIfPossible falls back to recreate"
         );
         let sts = rolling(3, 0, 1, PodUpdatePolicy::InPlaceOnly);
         let got = plan(&sts, &old_pods(3), false);
-        assert_eq!(got.steps, vec![UpdateStep::UpdatePod { ordinal: 2, action: PodUpdateAction::InPlaceImpossible }]);
+        assert_eq!(
+            got.steps,
+            vec![UpdateStep::UpdatePod { ordinal: 2, action: PodUpdateAction::InPlaceImpossible }]
+        );
         // A pod whose in-place update is not complete counts as unavailable.
         let sts = rolling(3, 0, 1, PodUpdatePolicy::InPlaceIfPossible);
-        let members = members(&sts, &old_pods(3), "new", &CoreOptions::default());
-        let got = plan_update(&sts, &members, "old", "new", &CoreOptions::default(), now(), |p| p.name_any() != "web-0", |_| true);
+        let pods = old_pods(3);
+        let members = members(&sts, &pods, "new", &CoreOptions::default());
+        let all_but_web0_done = |p: &Pod| p.name_any() != "web-0";
+        let verdicts = PodVerdicts {
+            update_completed: &all_but_web0_done,
+            can_update_in_place: &|_| true,
+            resize_claims: None,
+        };
+        let got = plan_update(&sts, &members, "old", "new", &CoreOptions::default(), now(), &verdicts);
         assert!(got.steps.is_empty(), "web-0 is still updating: {got:?}");
     }
 
@@ -430,20 +501,44 @@ mod tests {
         sts.spec.lifecycle = Some(Lifecycle { in_place_update: Some(hook.clone()), ..Default::default() });
         let held = |state: LifecycleState| P::new(0, "old").label("hold", "true").state(state).pod();
         let cases = [
-            (held(LifecycleState::Normal), PodUpdateAction::PrepareInPlaceUpdate { mark_pod_not_ready: true }),
-            (held(LifecycleState::PreparingNormal), PodUpdateAction::PrepareInPlaceUpdate { mark_pod_not_ready: true }),
+            (
+                held(LifecycleState::Normal),
+                PodUpdateAction::PrepareInPlaceUpdate { mark_pod_not_ready: true },
+            ),
+            (
+                held(LifecycleState::PreparingNormal),
+                PodUpdateAction::PrepareInPlaceUpdate { mark_pod_not_ready: true },
+            ),
             (held(LifecycleState::PreparingUpdate), PodUpdateAction::Wait),
-            (P::new(0, "old").state(LifecycleState::PreparingUpdate).pod(), PodUpdateAction::InPlace { set_updating: true }),
-            (P::new(0, "old").state(LifecycleState::Updating).pod(), PodUpdateAction::InPlace { set_updating: true }),
-            (P::new(0, "old").state(LifecycleState::Updated).pod(), PodUpdateAction::PrepareAgain(hook.clone())),
-            (P::new(0, "old").state(LifecycleState::PreparingDelete).pod(), PodUpdateAction::NotAllowed(LifecycleState::PreparingDelete)),
-            (P::new(0, "old").label(kruise_crds::common::LIFECYCLE_STATE_KEY, "").pod(), PodUpdateAction::InPlace { set_updating: false }),
+            (
+                P::new(0, "old").state(LifecycleState::PreparingUpdate).pod(),
+                PodUpdateAction::InPlace { set_updating: true },
+            ),
+            (
+                P::new(0, "old").state(LifecycleState::Updating).pod(),
+                PodUpdateAction::InPlace { set_updating: true },
+            ),
+            (
+                P::new(0, "old").state(LifecycleState::Updated).pod(),
+                PodUpdateAction::PrepareAgain(hook.clone()),
+            ),
+            (
+                P::new(0, "old").state(LifecycleState::PreparingDelete).pod(),
+                PodUpdateAction::NotAllowed(LifecycleState::PreparingDelete),
+            ),
+            (
+                P::new(0, "old").label(kruise_crds::common::LIFECYCLE_STATE_KEY, "").pod(),
+                PodUpdateAction::InPlace { set_updating: false },
+            ),
         ];
         for (pod, expected) in cases {
             assert_eq!(pod_update_action(&sts, &pod, true), expected, "{:?}", pod.labels());
         }
         sts.spec.lifecycle = None;
-        assert_eq!(pod_update_action(&sts, &P::new(0, "old").state(LifecycleState::Updated).pod(), true), PodUpdateAction::Wait);
+        assert_eq!(
+            pod_update_action(&sts, &P::new(0, "old").state(LifecycleState::Updated).pod(), true),
+            PodUpdateAction::Wait
+        );
     }
 
     /// Upstream `TestStatefulSetControlRollingUpdateWithSpecifiedDelete`: specified deletes go
@@ -468,7 +563,8 @@ mod tests {
         let mut sts = rolling(3, 0, 1, PodUpdatePolicy::ReCreate);
         sts.spec.update_strategy.rolling_update.as_mut().unwrap().min_ready_seconds = Some(10);
         let mut pods = old_pods(3);
-        pods[2] = P::new(2, "new").ready_since(now().checked_sub(SignedDuration::from_secs(4)).unwrap()).pod();
+        pods[2] =
+            P::new(2, "new").ready_since(now().checked_sub(SignedDuration::from_secs(4)).unwrap()).pod();
         let got = plan(&sts, &pods, false);
         assert!(got.steps.is_empty(), "web-2 is not available for 10s yet");
         assert_eq!(got.requeue_after, Some(Duration::from_secs(6)));
@@ -479,12 +575,13 @@ mod tests {
     fn unordered_update_by_priority() {
         let mut sts = rolling(4, 1, 1, PodUpdatePolicy::ReCreate);
         sts.spec.pod_management_policy = PodManagementPolicyType::Parallel;
-        sts.spec.update_strategy.rolling_update.as_mut().unwrap().unordered_update = Some(UnorderedUpdateStrategy {
-            priority_strategy: Some(UpdatePriorityStrategy {
-                order_priority: vec![UpdatePriorityOrderTerm { ordered_key: "rank".into() }],
-                ..Default::default()
-            }),
-        });
+        sts.spec.update_strategy.rolling_update.as_mut().unwrap().unordered_update =
+            Some(UnorderedUpdateStrategy {
+                priority_strategy: Some(UpdatePriorityStrategy {
+                    order_priority: vec![UpdatePriorityOrderTerm { ordered_key: "rank".into() }],
+                    ..Default::default()
+                }),
+            });
         let pods = vec![
             P::new(0, "old").label("rank", "5").pod(),
             P::new(1, "new").pod(),
@@ -503,5 +600,74 @@ mod tests {
         let pods = vec![P::new(0, "old").pod(), P::new(2, "old").pod(), P::new(3, "old").pod()];
         let members = members(&sts, &pods, "new", &CoreOptions::default());
         assert_eq!(sort_slots_to_update(&sts, &members, "new", &CoreOptions::default()), [3, 2]);
+    }
+    /// Upstream `TestStatefulSetVCTResize` in spirit: a pod whose PVC is smaller than its
+    /// template gets the PVC expanded first and is rolled only once it has grown; a pod already
+    /// at the update revision is still visited for its PVC.
+    #[test]
+    fn pvc_resize_before_rolling() {
+        use k8s_openapi::{
+            api::core::v1::{
+                PersistentVolumeClaimSpec, PersistentVolumeClaimStatus, VolumeResourceRequirements,
+            },
+            apimachinery::pkg::api::resource::Quantity,
+        };
+        let sized = |request: &str, capacity: &str| {
+            let mut claim = crate::statefulset::core::identity::claims_for(&set(1), 0).remove(0);
+            claim.spec = Some(PersistentVolumeClaimSpec {
+                resources: Some(VolumeResourceRequirements {
+                    requests: Some([("storage".to_string(), Quantity(request.into()))].into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            });
+            claim.status = Some(PersistentVolumeClaimStatus {
+                capacity: Some([("storage".to_string(), Quantity(capacity.into()))].into()),
+                ..Default::default()
+            });
+            claim
+        };
+        let mut sts = rolling(2, 0, 1, PodUpdatePolicy::ReCreate);
+        sts.spec.volume_claim_templates[0].spec = sized("2Gi", "0").spec;
+        let pods = vec![P::new(0, "new").pod(), P::new(1, "old").pod()];
+        let before = members(&sts, &pods, "new", &CoreOptions::default());
+        let plan_with = |claims: &BTreeMap<String, PersistentVolumeClaim>| {
+            let verdicts = PodVerdicts {
+                update_completed: &|_| true,
+                can_update_in_place: &|_| false,
+                resize_claims: Some(claims),
+            };
+            plan_update(&sts, &before, "old", "new", &CoreOptions::default(), now(), &verdicts)
+        };
+        let small: BTreeMap<String, PersistentVolumeClaim> =
+            [0, 1].map(|o| (format!("data-web-{o}"), sized("1Gi", "1Gi"))).into();
+        let got = plan_with(&small);
+        assert_eq!(got.steps, vec![UpdateStep::ExpandClaims { ordinal: 1 }], "expand first, roll later");
+        let mut growing = small.clone();
+        growing.insert("data-web-1".into(), sized("2Gi", "1Gi"));
+        assert!(plan_with(&growing).steps.is_empty(), "web-1 waits for its PVC (and holds web-0)");
+        let mut grown = small.clone();
+        grown.insert("data-web-1".into(), sized("2Gi", "2Gi"));
+        let got = plan_with(&grown);
+        assert_eq!(
+            got.steps,
+            vec![UpdateStep::UpdatePod {
+                ordinal: 1,
+                action: PodUpdateAction::Recreate(Some(DeleteAction::Delete))
+            }]
+        );
+        let pods = vec![P::new(0, "new").pod(), P::new(1, "new").pod()];
+        let after = members(&sts, &pods, "new", &CoreOptions::default());
+        let verdicts = PodVerdicts {
+            update_completed: &|_| true,
+            can_update_in_place: &|_| false,
+            resize_claims: Some(&grown),
+        };
+        let got = plan_update(&sts, &after, "old", "new", &CoreOptions::default(), now(), &verdicts);
+        assert_eq!(
+            got.steps,
+            vec![UpdateStep::ExpandClaims { ordinal: 0 }],
+            "an updated pod with a small PVC"
+        );
     }
 }
