@@ -5,8 +5,9 @@
 //!
 //! Printed figures (never asserted):
 //! - POST rollout (audit record written before the workload is patched, then finished): p50,
-//!   p99 and requests per second, with the SQLite store;
-//! - GET rollout status (store read plus the live CloneSet): p50, p99 and requests per second;
+//!   p99 and requests per second, with the SQLite store and with PostgreSQL;
+//! - GET rollout status (store read plus the live CloneSet): p50, p99 and requests per second,
+//!   with each store;
 //! - audit inserts per second straight into the store, from the same number of concurrent
 //!   writers, with SQLite and with PostgreSQL (started by `kruise_integration::postgres`;
 //!   skipped with a message when no PostgreSQL binaries are found).
@@ -98,6 +99,118 @@ async fn audit_inserts(label: &str, store: Store, writers: usize, per_writer: us
     );
 }
 
+/// POST rollout (each client rolls its CloneSet `posts` times, one request after the other, to
+/// `IMAGE_PREFIX:1.n`) and then GET rollout status (each client reads its last rollout `gets`
+/// times), through an API server on `store`.
+async fn rollout_phases(
+    label: &str,
+    client: kube::Client,
+    store: Store,
+    clients: usize,
+    posts: usize,
+    gets: usize,
+    image_prefix: &str,
+) {
+    let tokens = TokenRegistry::default()
+        .with_token(TOKEN, Principal { name: "bench".into(), namespaces: Scope::All, actions: Scope::All });
+    let options = ApiOptions {
+        rest_addr: "127.0.0.1:0".parse().unwrap(),
+        grpc_addr: None,
+        watcher: false,
+        ..Default::default()
+    };
+    let api = ApiServer::start(client.clone(), store, tokens, options).await.expect("starting the API");
+    let base = api.rest_url();
+    let http = reqwest::Client::builder().pool_max_idle_per_host(clients).build().unwrap();
+
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..clients)
+        .map(|i| {
+            let (http, base, prefix) = (http.clone(), base.clone(), image_prefix.to_string());
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                let mut errors = 0;
+                let mut last_id = None;
+                for n in 0..posts {
+                    let body = json!({
+                        "workload": {"kind": "CloneSet", "name": format!("bench-{i}")},
+                        "images": {"web": format!("{prefix}:1.{}", n + 1)}
+                    });
+                    let sent = Instant::now();
+                    let response = http
+                        .post(format!("{base}/v1/namespaces/default/rollouts"))
+                        .bearer_auth(TOKEN)
+                        .json(&body)
+                        .send()
+                        .await
+                        .unwrap();
+                    let status = response.status();
+                    let value: serde_json::Value = response.json().await.unwrap_or_default();
+                    latencies.push(sent.elapsed());
+                    if status.as_u16() == 202 {
+                        last_id = value["id"].as_str().map(str::to_string);
+                    } else {
+                        errors += 1;
+                        if errors == 1 {
+                            eprintln!("POST rollout answered {status}: {value}");
+                        }
+                    }
+                }
+                (latencies, errors, last_id)
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    let mut errors = 0;
+    let mut ids = Vec::new();
+    for task in tasks {
+        let (l, e, id) = task.await.unwrap();
+        latencies.extend(l);
+        errors += e;
+        ids.extend(id);
+    }
+    report(&format!("POST rollout ({label} audit)"), latencies, errors, started.elapsed());
+
+    // GET rollout status: each client reads its last rollout `gets` times.
+    let started = Instant::now();
+    let tasks: Vec<_> = ids
+        .iter()
+        .cloned()
+        .map(|id| {
+            let (http, base) = (http.clone(), base.clone());
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                let mut errors = 0;
+                for _ in 0..gets {
+                    let sent = Instant::now();
+                    let response = http
+                        .get(format!("{base}/v1/namespaces/default/rollouts/{id}"))
+                        .bearer_auth(TOKEN)
+                        .send()
+                        .await
+                        .unwrap();
+                    let ok = response.status().is_success();
+                    let _ = response.bytes().await;
+                    latencies.push(sent.elapsed());
+                    if !ok {
+                        errors += 1;
+                    }
+                }
+                (latencies, errors)
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    let mut errors = 0;
+    for task in tasks {
+        let (l, e) = task.await.unwrap();
+        latencies.extend(l);
+        errors += e;
+    }
+    report(&format!("GET rollout status ({label})"), latencies, errors, started.elapsed());
+    api.shutdown().await;
+}
+
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     runtime.block_on(run());
@@ -138,108 +251,18 @@ async fn run() {
     }
 
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::connect(&format!("sqlite:{}", dir.path().join("api.db").display()))
+    let sqlite = Store::connect(&format!("sqlite:{}", dir.path().join("api.db").display()))
         .await
         .expect("opening the SQLite store");
-    let tokens = TokenRegistry::default()
-        .with_token(TOKEN, Principal { name: "bench".into(), namespaces: Scope::All, actions: Scope::All });
-    let options = ApiOptions {
-        rest_addr: "127.0.0.1:0".parse().unwrap(),
-        grpc_addr: None,
-        watcher: false,
-        ..Default::default()
-    };
-    let api = ApiServer::start(client.clone(), store, tokens, options).await.expect("starting the API");
-    let base = api.rest_url();
-    let http = reqwest::Client::builder().pool_max_idle_per_host(clients).build().unwrap();
-
-    // POST rollout: each client rolls its CloneSet `posts` times, one request after the other.
-    let started = Instant::now();
-    let tasks: Vec<_> = (0..clients)
-        .map(|i| {
-            let (http, base) = (http.clone(), base.clone());
-            tokio::spawn(async move {
-                let mut latencies = Vec::new();
-                let mut errors = 0;
-                let mut last_id = None;
-                for n in 0..posts {
-                    let body = json!({
-                        "workload": {"kind": "CloneSet", "name": format!("bench-{i}")},
-                        "images": {"web": format!("nginx:1.{}", n + 1)}
-                    });
-                    let sent = Instant::now();
-                    let response = http
-                        .post(format!("{base}/v1/namespaces/default/rollouts"))
-                        .bearer_auth(TOKEN)
-                        .json(&body)
-                        .send()
-                        .await
-                        .unwrap();
-                    let status = response.status();
-                    let value: serde_json::Value = response.json().await.unwrap_or_default();
-                    latencies.push(sent.elapsed());
-                    if status.as_u16() == 202 {
-                        last_id = value["id"].as_str().map(str::to_string);
-                    } else {
-                        errors += 1;
-                        if errors == 1 {
-                            eprintln!("POST rollout answered {status}: {value}");
-                        }
-                    }
-                }
-                (latencies, errors, last_id)
-            })
-        })
-        .collect();
-    let mut latencies = Vec::new();
-    let mut errors = 0;
-    let mut ids = Vec::new();
-    for task in tasks {
-        let (l, e, id) = task.await.unwrap();
-        latencies.extend(l);
-        errors += e;
-        ids.extend(id);
+    rollout_phases("SQLite", client.clone(), sqlite, clients, posts, gets, "nginx").await;
+    match Postgres::start() {
+        Ok(postgres) => {
+            let store = Store::connect(&postgres.url()).await.expect("connecting to PostgreSQL");
+            rollout_phases("PostgreSQL", client.clone(), store, clients, posts, gets, "httpd").await;
+            drop(postgres);
+        }
+        Err(error) => println!("POST/GET with PostgreSQL skipped: {error}"),
     }
-    report("POST rollout (SQLite audit)", latencies, errors, started.elapsed());
-
-    // GET rollout status: each client reads its last rollout `gets` times.
-    let started = Instant::now();
-    let tasks: Vec<_> = ids
-        .iter()
-        .cloned()
-        .map(|id| {
-            let (http, base) = (http.clone(), base.clone());
-            tokio::spawn(async move {
-                let mut latencies = Vec::new();
-                let mut errors = 0;
-                for _ in 0..gets {
-                    let sent = Instant::now();
-                    let response = http
-                        .get(format!("{base}/v1/namespaces/default/rollouts/{id}"))
-                        .bearer_auth(TOKEN)
-                        .send()
-                        .await
-                        .unwrap();
-                    let ok = response.status().is_success();
-                    let _ = response.bytes().await;
-                    latencies.push(sent.elapsed());
-                    if !ok {
-                        errors += 1;
-                    }
-                }
-                (latencies, errors)
-            })
-        })
-        .collect();
-    let mut latencies = Vec::new();
-    let mut errors = 0;
-    for task in tasks {
-        let (l, e) = task.await.unwrap();
-        latencies.extend(l);
-        errors += e;
-    }
-    report("GET rollout status", latencies, errors, started.elapsed());
-    api.shutdown().await;
     cluster.shutdown().await;
 
     // Audit inserts straight into the store.
