@@ -20,6 +20,9 @@ pub enum ControllerError {
         /// The error.
         source: std::io::Error,
     },
+    /// The shared process runtime (the health endpoint) could not start.
+    #[error(transparent)]
+    Runtime(#[from] kruise_runtime::RuntimeError),
     /// TLS material could not be generated or loaded.
     #[error("tls: {0}")]
     Tls(String),

@@ -4,6 +4,7 @@
 
 use std::{future::Future, net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
+use kruise_runtime::health::{self, Readiness};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
@@ -11,7 +12,6 @@ use crate::{
     cri::{CriClient, CriOptions, EndpointSource, MonitorOptions, endpoint::default_search_dirs, monitor},
     crr::{ContainerRecreator, RecreateConfig},
     error::DaemonError,
-    health::{self, Readiness},
     imagepuller::{ImagePuller, ImagePullerConfig},
     metrics::DaemonMetrics,
     worker::{NodeWorker, WorkerContext, supervise},
@@ -133,8 +133,9 @@ pub async fn run_daemon_with(
     let cri = CriClient::new(source, config.cri.clone(), metrics.clone());
     let stop = CancellationToken::new();
     let health_stop = stop.clone();
+    let scraped = metrics.clone();
     let (health_addr, health_task) =
-        health::serve(config.health_addr, readiness.clone(), metrics.clone(), async move {
+        health::serve(config.health_addr, readiness.clone(), move || scraped.render(), async move {
             health_stop.cancelled().await
         })
         .await?;

@@ -93,14 +93,9 @@ pub enum DaemonError {
     /// The configuration cannot work (no node name, say).
     #[error("{0}")]
     Config(String),
-    /// Local I/O (the health endpoint).
-    #[error("{what}: {source}")]
-    Io {
-        /// What was being done.
-        what: String,
-        /// The error.
-        source: std::io::Error,
-    },
+    /// The shared process runtime (the health endpoint) could not start.
+    #[error(transparent)]
+    Runtime(#[from] kruise_runtime::RuntimeError),
     /// A watch stream failed.
     #[error("watch: {0}")]
     Watch(String),

@@ -28,7 +28,6 @@ pub mod crr;
 pub mod daemon;
 pub mod error;
 pub mod events;
-pub mod health;
 pub mod imagepuller;
 pub mod metrics;
 pub mod podprobe;

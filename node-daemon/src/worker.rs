@@ -10,9 +10,10 @@
 
 use std::{future::Future, pin::Pin, sync::Arc, time::Duration};
 
+use kruise_runtime::health::Readiness;
 use tokio_util::sync::CancellationToken;
 
-use crate::{cri::CriClient, error::DaemonError, health::Readiness, metrics::DaemonMetrics};
+use crate::{cri::CriClient, error::DaemonError, metrics::DaemonMetrics};
 
 /// A worker's main loop.
 pub type WorkerFuture = Pin<Box<dyn Future<Output = Result<(), DaemonError>> + Send>>;

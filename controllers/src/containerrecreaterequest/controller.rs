@@ -45,7 +45,7 @@ use crate::{
         events::{EventKind, EventRecorder},
         expectations::{EXPECTATION_TIMEOUT, ResourceVersionExpectations},
         informer::{Change, watch_store},
-        workqueue::WorkQueue,
+        workqueue::{BACKOFF, WorkQueue},
     },
 };
 
@@ -97,7 +97,7 @@ pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Se
         recorder: EventRecorder::new(client.clone(), "containerrecreaterequest-controller"),
         synced: AtomicBool::new(false),
     });
-    let queue = WorkQueue::new();
+    let queue = WorkQueue::new(BACKOFF);
     let pods_synced = Arc::new(tokio::sync::Notify::new());
 
     let request_watch = {

@@ -33,7 +33,7 @@ use crate::{
         events::{EventKind, EventRecorder},
         expectations::{EXPECTATION_TIMEOUT, Satisfied, ScaleAction, ScaleExpectations},
         informer::{Change, watch_store},
-        workqueue::WorkQueue,
+        workqueue::{BACKOFF, WorkQueue},
     },
 };
 
@@ -85,7 +85,7 @@ pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Se
         recorder: EventRecorder::new(client.clone(), "imagelistpulljob-controller"),
         synced: AtomicBool::new(false),
     });
-    let queue = WorkQueue::new();
+    let queue = WorkQueue::new(BACKOFF);
     let list_watch = {
         let (queue, ctx) = (queue.clone(), ctx.clone());
         watch_store(

@@ -46,7 +46,7 @@ use crate::{
             EXPECTATION_TIMEOUT, ResourceVersionExpectations, Satisfied, ScaleAction, ScaleExpectations,
         },
         informer::{Change, watch_store},
-        workqueue::WorkQueue,
+        workqueue::{BACKOFF, WorkQueue},
     },
 };
 
@@ -147,7 +147,7 @@ pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Se
         recorder: EventRecorder::new(client.clone(), "imagepulljob-controller"),
         synced: AtomicBool::new(false),
     });
-    let queue = WorkQueue::new();
+    let queue = WorkQueue::new(BACKOFF);
 
     let job_watch = {
         let (queue, ctx) = (queue.clone(), ctx.clone());

@@ -32,7 +32,7 @@ use crate::{
         Metrics,
         events::{EventKind, EventRecorder},
         informer::{Change, watch_store},
-        workqueue::WorkQueue,
+        workqueue::{BACKOFF, WorkQueue},
     },
 };
 
@@ -91,7 +91,7 @@ pub async fn run(
         recorder: EventRecorder::new(client.clone(), "nodeimage-controller"),
         synced: AtomicBool::new(false),
     });
-    let queue = WorkQueue::new();
+    let queue = WorkQueue::new(BACKOFF);
 
     let node_watch = {
         let (queue, node_images) = (queue.clone(), node_images.clone());

@@ -32,7 +32,7 @@ use crate::{
     runtime::{
         Metrics,
         informer::{Change, watch_store},
-        workqueue::WorkQueue,
+        workqueue::{BACKOFF, WorkQueue},
     },
 };
 
@@ -84,7 +84,7 @@ pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Se
         metrics: metrics.clone(),
         synced: AtomicBool::new(false),
     });
-    let queue = WorkQueue::new();
+    let queue = WorkQueue::new(BACKOFF);
     let probe_watch = {
         let queue = queue.clone();
         watch_store(

@@ -45,7 +45,7 @@ use crate::{
     events::EventPublisher,
     metrics::DaemonMetrics,
     worker::{NodeWorker, WorkerContext, WorkerFuture},
-    workqueue::WorkQueue,
+    workqueue::{BACKOFF, WorkQueue},
 };
 
 /// Name of the worker and of its readiness check.
@@ -145,8 +145,8 @@ async fn run(config: ContainerMetaConfig, ctx: WorkerContext) -> Result<(), Daem
         cri: ctx.cri.clone(),
         config: config.clone(),
         pods: Mutex::new(HashMap::new()),
-        queue: WorkQueue::new(),
-        restarts: WorkQueue::new(),
+        queue: WorkQueue::new(BACKOFF),
+        restarts: WorkQueue::new(BACKOFF),
         limiter: Mutex::new(RestartLimiter::default()),
         stopper: Stopper::new(ctx.cri.clone(), events, http),
         metrics: ctx.metrics.clone(),

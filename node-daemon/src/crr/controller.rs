@@ -43,7 +43,7 @@ use crate::{
     events::EventPublisher,
     metrics::DaemonMetrics,
     worker::{NodeWorker, WorkerContext, WorkerFuture},
-    workqueue::WorkQueue,
+    workqueue::{BACKOFF, WorkQueue},
 };
 
 /// Name of the worker and of its readiness check.
@@ -127,7 +127,7 @@ async fn run(config: RecreateConfig, ctx: WorkerContext) -> Result<(), DaemonErr
         stopper: Stopper::new(ctx.cri.clone(), events, http),
         metrics: ctx.metrics.clone(),
     });
-    let queue = WorkQueue::new();
+    let queue = WorkQueue::new(BACKOFF);
     let watch = {
         let (queue, synced, node) = (queue.clone(), synced.clone(), ctx.node_name.clone());
         let api: Api<ContainerRecreateRequest> = Api::all(ctx.client.clone());
