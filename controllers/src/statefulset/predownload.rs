@@ -1,64 +1,32 @@
-//! Image pre-download for in-place updates (gate `PreDownloadImageForInPlaceUpdate`, upstream
-//! `statefulset_predownload_image.go`): while a set rolls out a revision that changes images in
-//! place, one ImagePullJob per changed container pulls the new image on the nodes of the pods
-//! still at another revision, so the in-place restart that follows does not wait for the pull.
-//! Once the rollout converged (current revision = update revision) the set's jobs are deleted.
+//! Advanced StatefulSet adapter of the shared image pre-download ([`crate::predownload`],
+//! upstream `statefulset_predownload_image.go`): what a set's rollout looks like to the shared
+//! decision (replicas, partition, `maxUnavailable` 1 by default, `OnDelete` and `ReCreate`
+//! excluded, three pods or fewer skipped) and what its jobs are made of.
 //!
 //! Knobs: upstream reads the set's annotations `apps.kruise.io/image-predownload-parallelism`,
 //! `-timeout-seconds` and `-min-updated-ready-pods`; the v1beta1 `inPlaceUpdateStrategy` fields
-//! of the same names are honoured too, and win when set. [`decide`] is pure; [`reconcile`]
-//! creates the jobs and labels the revision.
+//! of the same names are honoured too, and win when set.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::{
     api::{apps::v1::ControllerRevision, core::v1::PodTemplateSpec},
-    apimachinery::pkg::{
-        apis::meta::v1::{LabelSelector, LabelSelectorRequirement, OwnerReference},
-        util::intstr::IntOrString,
-    },
+    apimachinery::pkg::{apis::meta::v1::OwnerReference, util::intstr::IntOrString},
 };
 use kruise_crds::{
-    apps::v1beta1::{ImagePullJob, PodUpdatePolicy, StatefulSet, StatefulSetUpdateStrategyType},
-    common::well_known::{
-        CONTROLLER_REVISION_HASH, IMAGE_PRE_DOWNLOAD_CREATED, IMAGE_PRE_DOWNLOAD_IGNORED,
-        IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS, IMAGE_PRE_DOWNLOAD_PARALLELISM,
-        IMAGE_PRE_DOWNLOAD_TIMEOUT_SECONDS,
-    },
+    apps::v1beta1::{PodUpdatePolicy, StatefulSet, StatefulSetUpdateStrategyType},
+    common::{InPlaceUpdateStrategy, well_known::IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS},
     intstr::scaled_value,
 };
-use kube::{
-    Api, ResourceExt,
-    api::{Patch, PatchParams, PostParams},
-};
-use serde_json::json;
+
+use kube::ResourceExt;
 
 use super::controller::Context;
 use crate::{
     ControllerError,
-    cloneset::{predownload::changed_images, revision::REVISION_HASH_LABEL},
+    predownload::{self, Decision, Knobs, Rollout, Workload},
     runtime::events::EventKind,
 };
-
-/// Upstream's `minimumReplicasToPreDownloadImage`: smaller sets do not pre-download.
-const MINIMUM_REPLICAS: i32 = 3;
-/// Default pull timeout of a job.
-const DEFAULT_TIMEOUT_SECONDS: i32 = 300;
-/// Finished jobs are deleted after this long.
-const TTL_SECONDS_AFTER_FINISHED: i32 = 600;
-
-/// What to do about the update revision's images.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Decision {
-    /// The revision is already labelled created or ignored.
-    AlreadyDecided,
-    /// Fewer updated-ready pods than asked for: look again later.
-    NotYet,
-    /// Label the revision ignored, for this reason.
-    Ignore(&'static str),
-    /// Create one job per container whose image changed (container → image).
-    Create(BTreeMap<String, String>),
-}
 
 /// What [`decide`] looks at.
 #[derive(Clone, Debug)]
@@ -79,126 +47,59 @@ pub struct Inputs<'a> {
     pub update_template: &'a PodTemplateSpec,
 }
 
-fn annotation<'a>(set: &'a StatefulSet, key: &str) -> Option<&'a str> {
-    set.metadata.annotations.as_ref().and_then(|a| a.get(key)).map(String::as_str)
-}
-
-fn strategy(set: &StatefulSet) -> Option<&kruise_crds::common::InPlaceUpdateStrategy> {
+fn strategy(set: &StatefulSet) -> Option<&InPlaceUpdateStrategy> {
     set.spec.update_strategy.rolling_update.as_ref().and_then(|r| r.in_place_update_strategy.as_ref())
 }
 
-/// The minimum of updated-ready pods before pre-downloading (an int or percent of replicas,
-/// rounded up).
-fn min_updated_ready(set: &StatefulSet) -> i32 {
-    let replicas = set.spec.replicas.unwrap_or(1);
-    let value = match strategy(set).and_then(|s| s.image_pre_download_min_updated_ready_pods) {
-        Some(count) => IntOrString::Int(count),
-        None => match annotation(set, IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS) {
-            Some(text) => match text.parse::<i32>() {
-                Ok(count) => IntOrString::Int(count),
-                Err(_) => IntOrString::String(text.to_string()),
-            },
-            None => return 0,
-        },
-    };
-    scaled_value(&value, replicas, true).unwrap_or(0)
-}
-
-/// Upstream's decision, in upstream's order.
-pub fn decide(inputs: &Inputs<'_>) -> Decision {
+/// The set's rollout in the shared decision's terms.
+pub fn rollout<'a>(inputs: &Inputs<'a>) -> Rollout<'a> {
     let set = inputs.set;
-    let updated_ready = if inputs.status_is_for_update_revision { inputs.updated_ready_replicas } else { 0 };
-    if min_updated_ready(set) > updated_ready {
-        return Decision::NotYet;
-    }
-    let labels = inputs.update_revision_labels;
-    if labels.contains_key(IMAGE_PRE_DOWNLOAD_CREATED) || labels.contains_key(IMAGE_PRE_DOWNLOAD_IGNORED) {
-        return Decision::AlreadyDecided;
-    }
-    let strategy = &set.spec.update_strategy;
-    let rolling = match &strategy.rolling_update {
-        Some(rolling)
-            if strategy.type_ != StatefulSetUpdateStrategyType::OnDelete
-                && rolling.pod_update_policy != PodUpdatePolicy::ReCreate =>
-        {
-            rolling
-        }
-        _ => return Decision::Ignore("the update is OnDelete or ReCreate"),
-    };
     let replicas = set.spec.replicas.unwrap_or(1);
-    if replicas <= MINIMUM_REPLICAS {
-        return Decision::Ignore("replicas are 3 or fewer");
+    let update_strategy = &set.spec.update_strategy;
+    let rolling = update_strategy.rolling_update.as_ref().filter(|rolling| {
+        update_strategy.type_ != StatefulSetUpdateStrategyType::OnDelete
+            && rolling.pod_update_policy != PodUpdatePolicy::ReCreate
+    });
+    let annotation = set.annotations().get(IMAGE_PRE_DOWNLOAD_MIN_UPDATED_READY_PODS).map(String::as_str);
+    Rollout {
+        update_revision_labels: inputs.update_revision_labels,
+        replicas,
+        min_updated_ready: predownload::min_updated_ready(
+            strategy(set).and_then(|s| s.image_pre_download_min_updated_ready_pods),
+            annotation,
+            replicas,
+        ),
+        updated_ready: if inputs.status_is_for_update_revision { inputs.updated_ready_replicas } else { 0 },
+        excluded_by_strategy: rolling.is_none().then_some("the update is OnDelete or ReCreate"),
+        skip_small: true,
+        partition: rolling.and_then(|r| r.partition).unwrap_or(0),
+        max_unavailable: scaled_value(
+            rolling.and_then(|r| r.max_unavailable.as_ref()).unwrap_or(&IntOrString::Int(1)),
+            replicas,
+            false,
+        )
+        .unwrap_or(0),
+        in_place_possible: inputs.in_place_possible,
+        changed_images: predownload::changed_images(&[inputs.current_template], inputs.update_template),
     }
-    let partition = rolling.partition.unwrap_or(0);
-    let max_unavailable =
-        scaled_value(rolling.max_unavailable.as_ref().unwrap_or(&IntOrString::Int(1)), replicas, false)
-            .unwrap_or(0);
-    if partition == 0 && max_unavailable >= replicas {
-        return Decision::Ignore("every pod updates in one batch");
-    }
-    if !inputs.in_place_possible {
-        return Decision::Ignore("the revision cannot be updated in place");
-    }
-    Decision::Create(changed_images(inputs.current_template, inputs.update_template))
 }
 
-/// The ImagePullJob for `image` of `container`: `<updateRevision>-<container>`, owned by the
-/// set, pulling on the set's pods not at the update revision.
-pub fn job_for(
-    set: &StatefulSet,
-    owner: OwnerReference,
-    update_revision: &ControllerRevision,
-    container: &str,
-    image: &str,
-) -> Result<ImagePullJob, ControllerError> {
-    let revision_name = update_revision.name_any();
-    let revision_hash = update_revision.labels().get(REVISION_HASH_LABEL).cloned().unwrap_or_default();
-    let template = &set.spec.template;
-    let mut selector: LabelSelector = set.spec.selector.clone().unwrap_or_default();
-    selector.match_expressions.get_or_insert_with(Vec::new).push(LabelSelectorRequirement {
-        key: CONTROLLER_REVISION_HASH.into(),
-        operator: "NotIn".into(),
-        values: Some(vec![revision_name.clone(), revision_hash.clone()]),
-    });
-    let mut labels = template.metadata.as_ref().and_then(|m| m.labels.clone()).unwrap_or_default();
-    labels.insert(REVISION_HASH_LABEL.into(), revision_hash);
-    let annotations = template.metadata.as_ref().and_then(|m| m.annotations.clone()).unwrap_or_default();
-    let pull_secrets: Vec<String> = template
-        .spec
-        .iter()
-        .flat_map(|spec| spec.image_pull_secrets.iter().flatten())
-        .map(|secret| secret.name.clone())
-        .collect();
-    let parallelism = strategy(set)
-        .and_then(|s| s.image_pre_download_parallelism.clone())
-        .or_else(|| {
-            annotation(set, IMAGE_PRE_DOWNLOAD_PARALLELISM).and_then(|v| v.parse().ok()).map(IntOrString::Int)
-        })
-        .unwrap_or(IntOrString::Int(1));
-    let timeout = strategy(set)
-        .and_then(|s| s.image_pre_download_timeout_seconds)
-        .or_else(|| annotation(set, IMAGE_PRE_DOWNLOAD_TIMEOUT_SECONDS).and_then(|v| v.parse().ok()))
-        .unwrap_or(DEFAULT_TIMEOUT_SECONDS);
-    let job = json!({
-        "apiVersion": "apps.kruise.io/v1beta1",
-        "kind": "ImagePullJob",
-        "metadata": {
-            "name": format!("{revision_name}-{container}"),
-            "namespace": set.namespace(),
-            "labels": labels,
-            "ownerReferences": [owner],
-        },
-        "spec": {
-            "image": image,
-            "pullSecrets": pull_secrets,
-            "podSelector": selector,
-            "parallelism": parallelism,
-            "pullPolicy": {"backoffLimit": 1, "timeoutSeconds": timeout},
-            "completionPolicy": {"type": "Always", "ttlSecondsAfterFinished": TTL_SECONDS_AFTER_FINISHED},
-            "sandboxConfig": {"annotations": annotations, "labels": labels},
-        },
-    });
-    Ok(serde_json::from_value(job)?)
+/// Upstream's decision for a set.
+pub fn decide(inputs: &Inputs<'_>) -> Decision {
+    predownload::decide(&rollout(inputs))
+}
+
+/// What the set's jobs are made of.
+pub fn workload(set: &StatefulSet, owner: OwnerReference) -> Workload<'_> {
+    Workload {
+        kind: "StatefulSet",
+        namespace: set.metadata.namespace.as_deref().unwrap_or_default(),
+        name: set.metadata.name.as_deref().unwrap_or_default(),
+        owner,
+        selector: set.spec.selector.as_ref(),
+        template: &set.spec.template,
+        knobs: Knobs::resolve(strategy(set), set.metadata.annotations.as_ref()),
+    }
 }
 
 /// Creates the jobs the decision asks for and labels the update revision created or ignored.
@@ -209,64 +110,29 @@ pub async fn reconcile(
     inputs: &Inputs<'_>,
     update_revision: &ControllerRevision,
 ) -> Result<(), ControllerError> {
-    let namespace = set.namespace().unwrap_or_default();
-    let label = match decide(inputs) {
-        Decision::AlreadyDecided | Decision::NotYet => return Ok(()),
-        Decision::Ignore(reason) => {
-            tracing::debug!(statefulset = %set.name_any(), revision = %update_revision.name_any(), reason, "no image pre-download");
-            IMAGE_PRE_DOWNLOAD_IGNORED
-        }
-        Decision::Create(images) => {
-            let jobs: Api<ImagePullJob> = Api::namespaced(ctx.client.clone(), &namespace);
-            for (container, image) in images {
-                let job = job_for(set, owner.clone(), update_revision, &container, &image)?;
-                let name = job.name_any();
-                match jobs.create(&PostParams::default(), &job).await {
-                    Ok(_) => ctx.event(
-                        set,
-                        EventKind::Normal,
-                        "CreatedImagePullJob",
-                        format!("created ImagePullJob {name} for image: {image}"),
-                    ),
-                    Err(kube::Error::Api(status)) if status.code == 409 => {}
-                    Err(error) => ctx.event(
-                        set,
-                        EventKind::Normal,
-                        "FailedCreateImagePullJob",
-                        format!("failed to create ImagePullJob {name}: {error}"),
-                    ),
-                }
-            }
-            IMAGE_PRE_DOWNLOAD_CREATED
-        }
-    };
-    let revisions: Api<ControllerRevision> = Api::namespaced(ctx.client.clone(), &namespace);
-    let patch = json!({"metadata": {"labels": {label: "true"}}});
-    revisions.patch(&update_revision.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await?;
-    Ok(())
+    predownload::reconcile(
+        &ctx.client,
+        &workload(set, owner),
+        decide(inputs),
+        update_revision,
+        |reason, note| ctx.event(set, EventKind::Normal, reason, note),
+    )
+    .await
 }
 
 /// Deletes the ImagePullJobs the set controls (its rollout converged).
 pub async fn delete_jobs(ctx: &Context, set: &StatefulSet) -> Result<(), ControllerError> {
-    let uid = set.uid().unwrap_or_default();
-    let jobs: Api<ImagePullJob> = Api::namespaced(ctx.client.clone(), &set.namespace().unwrap_or_default());
-    for job in jobs.list(&Default::default()).await?.items {
-        if job.owner_references().iter().any(|o| o.controller == Some(true) && o.uid == uid) {
-            match jobs.delete(&job.name_any(), &Default::default()).await {
-                Ok(_) => {
-                    tracing::info!(statefulset = %set.name_any(), job = %job.name_any(), "deleted the pre-download ImagePullJob")
-                }
-                Err(kube::Error::Api(status)) if status.code == 404 => {}
-                Err(error) => return Err(error.into()),
-            }
-        }
-    }
-    Ok(())
+    predownload::delete_jobs_of(&ctx.client, set).await
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
+
+    use kruise_crds::common::well_known::{
+        IMAGE_PRE_DOWNLOAD_IGNORED, IMAGE_PRE_DOWNLOAD_PARALLELISM, IMAGE_PRE_DOWNLOAD_TIMEOUT_SECONDS,
+    };
+    use serde_json::json;
 
     use super::*;
 
@@ -399,42 +265,28 @@ mod tests {
         }
     }
 
+    /// The set's jobs select its pods and take their knobs from `inPlaceUpdateStrategy` or
+    /// else its annotations (the job itself is tested in `crate::predownload`).
     #[test]
-    fn the_job_selects_pods_of_other_revisions() {
-        let sts = set(
-            5,
-            rolling(json!({})),
-            json!({IMAGE_PRE_DOWNLOAD_PARALLELISM: "3", IMAGE_PRE_DOWNLOAD_TIMEOUT_SECONDS: "90"}),
-        );
-        let revision: ControllerRevision = serde_json::from_value(json!({
-            "metadata": {"name": "web-7d9f", "labels": {REVISION_HASH_LABEL: "7d9f"}}, "revision": 2
-        }))
-        .unwrap();
-        let owner = OwnerReference {
-            kind: "StatefulSet".into(),
-            name: "web".into(),
-            uid: "u1".into(),
-            controller: Some(true),
-            ..Default::default()
-        };
-        let job =
-            serde_json::to_value(job_for(&sts, owner, &revision, "app", "nginx:1.26").unwrap()).unwrap();
-        assert_eq!(job["metadata"]["name"], "web-7d9f-app");
-        assert_eq!(job["metadata"]["labels"], json!({"app": "web", REVISION_HASH_LABEL: "7d9f"}));
-        assert_eq!(job["spec"]["parallelism"], 3);
-        assert_eq!(job["spec"]["pullPolicy"], json!({"backoffLimit": 1, "timeoutSeconds": 90}));
-        assert_eq!(
-            job["spec"]["podSelector"]["matchExpressions"],
-            json!([{"key": "controller-revision-hash", "operator": "NotIn", "values": ["web-7d9f", "7d9f"]}])
-        );
+    fn the_jobs_are_made_of_the_set() {
+        let annotations =
+            json!({IMAGE_PRE_DOWNLOAD_PARALLELISM: "3", IMAGE_PRE_DOWNLOAD_TIMEOUT_SECONDS: "90"});
+        let sts = set(5, rolling(json!({})), annotations.clone());
+        let owner = OwnerReference { kind: "StatefulSet".into(), uid: "u1".into(), ..Default::default() };
+        let made = workload(&sts, owner.clone());
+        assert_eq!((made.kind, made.namespace, made.name), ("StatefulSet", "default", "web"));
+        assert_eq!(made.owner, owner);
+        assert_eq!(serde_json::to_value(made.selector).unwrap(), json!({"matchLabels": {"app": "web"}}));
+        assert_eq!(made.knobs, Knobs { parallelism: IntOrString::Int(3), timeout_seconds: 90 });
         let with_fields = set(
             5,
             rolling(json!({"inPlaceUpdateStrategy": {"imagePreDownloadParallelism": 4}})),
-            json!({IMAGE_PRE_DOWNLOAD_PARALLELISM: "3"}),
+            annotations,
         );
-        let owner = OwnerReference::default();
-        let job = serde_json::to_value(job_for(&with_fields, owner, &revision, "app", "x").unwrap()).unwrap();
-        assert_eq!(job["spec"]["parallelism"], 4, "the spec field wins over the annotation");
-        assert_eq!(job["spec"]["pullPolicy"]["timeoutSeconds"], 300);
+        assert_eq!(
+            workload(&with_fields, owner).knobs,
+            Knobs { parallelism: IntOrString::Int(4), timeout_seconds: 90 },
+            "the spec field wins over the annotation"
+        );
     }
 }
