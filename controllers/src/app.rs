@@ -102,6 +102,19 @@ pub fn controllers(
             })
         })
     };
+    let daemonset: ControllerStarter = {
+        let (metrics, caches) = (metrics.clone(), readiness.check("daemonset-caches"));
+        let settings = crate::daemonset::controller::Settings::from_gates(gates);
+        Arc::new(move |client: Client| {
+            let (metrics, caches) = (metrics.clone(), caches.clone());
+            Box::pin(async move {
+                crate::daemonset::controller::run(client, metrics, settings, move || {
+                    caches.store(true, Ordering::SeqCst)
+                })
+                .await;
+            })
+        })
+    };
     let nodeimage: ControllerStarter = {
         let (metrics, caches, options) =
             (metrics.clone(), readiness.check("nodeimage-caches"), options.nodeimage.clone());
@@ -165,7 +178,7 @@ pub fn controllers(
     };
     // Upstream's gating: the NodeImage and ContainerRecreateRequest controllers need the daemon;
     // the ImagePullJob ones need `ImagePullJobGate` (on with pre-download).
-    let mut starters = vec![cloneset, statefulset];
+    let mut starters = vec![cloneset, statefulset, daemonset];
     if gates.enabled(Gate::KruiseDaemon) {
         starters.extend([nodeimage, containerrecreaterequest]);
     } else {

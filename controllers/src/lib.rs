@@ -8,6 +8,8 @@
 //! - [`cloneset`]: the CloneSet controller (decision core as pure functions, I/O at the edges).
 //! - [`statefulset`]: the Advanced StatefulSet controller (decision core as pure functions,
 //!   reusing the in-place engine).
+//! - [`daemonset`]: the Advanced DaemonSet controller (one pod per eligible node; decision core
+//!   as pure functions, reusing the in-place engine).
 //! - [`webhook`]: the HTTPS webhook server (defaulting, validation, conversion, pod mutation).
 //! - [`nodeimage`], [`imagepulljob`], [`imagelistpulljob`]: image pre-pull (one NodeImage per
 //!   node, which the node daemon pulls from; jobs that fill them), sharing [`imagejob`].
@@ -19,6 +21,7 @@
 pub mod app;
 pub mod cloneset;
 pub mod containerrecreaterequest;
+pub mod daemonset;
 pub mod error;
 pub mod imagejob;
 pub mod imagelistpulljob;
@@ -27,6 +30,7 @@ pub mod inplace;
 pub mod nodeimage;
 pub mod nodepodprobe;
 pub mod podprobemarker;
+pub mod predownload;
 pub mod runtime;
 pub mod statefulset;
 pub mod webhook;

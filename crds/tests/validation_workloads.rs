@@ -20,10 +20,11 @@ use kruise_crds::{
     field::ErrorList,
     quantity::Quantity,
     validation::{
-        SidecarResourceExprError, SidecarResourceValue, SidecarSetPatchMetadataWhitelist,
-        check_sidecar_resource_expr, parse_sidecar_resource_expr, parse_uniteddeployment_subset_replicas,
-        sidecarset_conflicts, sidecarset_selectors_overlap, validate_daemonset_v1alpha1,
-        validate_daemonset_v1beta1, validate_sidecarset_injection_revision,
+        ResizedClaimTemplate, SidecarResourceExprError, SidecarResourceValue,
+        SidecarSetPatchMetadataWhitelist, StorageClassLookup, check_sidecar_resource_expr,
+        parse_sidecar_resource_expr, parse_uniteddeployment_subset_replicas, resized_claim_templates,
+        sidecarset_conflicts, sidecarset_selectors_overlap, validate_claim_template_expansion,
+        validate_daemonset_v1alpha1, validate_daemonset_v1beta1, validate_sidecarset_injection_revision,
         validate_sidecarset_patch_metadata_whitelist, validate_sidecarset_v1alpha1,
         validate_sidecarset_v1beta1, validate_statefulset_v1alpha1, validate_statefulset_v1beta1,
         validate_statefulset_volume_claim_templates_update, validate_uniteddeployment_v1alpha1,
@@ -420,6 +421,61 @@ fn statefulset_claim_templates_only_resize_with_on_pod_rolling_update() {
         validate_statefulset_volume_claim_templates_update(&on_delete_new.spec, &on_delete_old.spec)
             .is_empty()
     );
+}
+
+/// Which claim templates an update resizes (their StorageClass is then checked), compared as
+/// quantities, and what the webhook's StorageClass lookups make of them.
+#[test]
+fn statefulset_resized_claim_templates_and_their_storage_class() {
+    let with_storage = |strategy: &str, requests: &str, limits: Option<&str>| {
+        let mut resources = json!({"requests": {"storage": requests}});
+        if let Some(limits) = limits {
+            resources["limits"] = json!({"storage": limits});
+        }
+        sts_beta(json!({"spec": {
+            "volumeClaimUpdateStrategy": {"type": strategy},
+            "volumeClaimTemplates": [{
+                "metadata": {"name": "data"},
+                "spec": {"storageClassName": "fast", "accessModes": ["ReadWriteOnce"], "resources": resources}
+            }]
+        }}))
+    };
+    let resized = |old: &v1beta1::StatefulSet, new: &v1beta1::StatefulSet| {
+        resized_claim_templates(&new.spec, &old.spec)
+    };
+    let old = with_storage("OnPodRollingUpdate", "1Gi", None);
+    let fast = vec![ResizedClaimTemplate { index: 0, storage_class: Some("fast".into()) }];
+    let cases: Vec<(&str, v1beta1::StatefulSet, Vec<ResizedClaimTemplate>)> = vec![
+        ("grown", with_storage("OnPodRollingUpdate", "2Gi", None), fast.clone()),
+        ("same size written differently", with_storage("OnPodRollingUpdate", "1024Mi", None), vec![]),
+        ("limit added", with_storage("OnPodRollingUpdate", "1Gi", Some("3Gi")), fast.clone()),
+        ("OnDelete", with_storage("OnDelete", "2Gi", None), vec![]),
+    ];
+    for (name, new, expected) in cases {
+        assert_eq!(resized(&old, &new), expected, "{name}");
+    }
+
+    let found = |allow: Option<bool>| StorageClassLookup::Found {
+        name: "fast".into(),
+        allow_volume_expansion: allow,
+    };
+    let claim = fast[0].clone();
+    let storage = "spec.volumeClaimTemplates[0].spec.resources.requests.storage";
+    let class = "spec.volumeClaimTemplates[0].spec.storageClassName";
+    let lookups: Vec<(StorageClassLookup, Vec<&str>)> = vec![
+        (found(Some(true)), vec![]),
+        (found(None), vec![]),
+        (StorageClassLookup::NoDefault, vec![]),
+        (found(Some(false)), vec![storage]),
+        (StorageClassLookup::Failed, vec![class]),
+    ];
+    for (lookup, expected) in lookups {
+        assert_eq!(
+            paths(&validate_claim_template_expansion(&[(claim.clone(), lookup.clone())])),
+            expected,
+            "{lookup:?}"
+        );
+    }
 }
 
 #[test]

@@ -17,7 +17,7 @@ use kruise_controllers::{
     runtime::LeaderElectionConfig,
     webhook::{WebhookConfig, WebhookEndpoint},
 };
-use kruise_crds::features::FeatureGates;
+use kruise_crds::features::{FeatureGates, Gate};
 use kube::{Api, api::PostParams};
 use tokio::{sync::oneshot, task::JoinHandle};
 
@@ -108,7 +108,7 @@ impl KruiseManager {
                 // soon as a node is Ready (upstream waits 30 s for the daemon on a new node).
                 let options = ManagerOptions {
                     health_addr,
-                    webhook: Some(webhook_config(webhook_addr)),
+                    webhook: Some(webhook_config(webhook_addr, &feature_gates)),
                     leader_election: spec.leader_elect.then(|| lease_config(&spec.identity)),
                     controllers: ControllerOptions {
                         nodeimage: NodeImageOptions { creation_delay: Duration::ZERO },
@@ -249,11 +249,14 @@ impl Drop for KruiseManager {
     }
 }
 
-fn webhook_config(bind: SocketAddr) -> WebhookConfig {
+/// The in-process replica's webhook settings (the StatefulSet PVC-resize gate as `kruise
+/// manager` sets it).
+fn webhook_config(bind: SocketAddr, gates: &FeatureGates) -> WebhookConfig {
     WebhookConfig {
         bind,
         namespace: MANAGER_NAMESPACE.into(),
         endpoint: WebhookEndpoint::Url { host: "127.0.0.1".into(), port: None },
+        statefulset_auto_resize_pvc: gates.enabled(Gate::StatefulSetAutoResizePVCGate),
         ..Default::default()
     }
 }

@@ -61,6 +61,7 @@ pub(crate) fn webhook_config(args: &ManagerArgs) -> WebhookConfig {
         bind: args.webhook_addr,
         namespace: args.namespace.clone(),
         readiness_gate_for_all_pods: args.feature_gates.enabled(Gate::KruisePodReadinessGate),
+        statefulset_auto_resize_pvc: args.feature_gates.enabled(Gate::StatefulSetAutoResizePVCGate),
         ..Default::default()
     };
     if let Some(host) = &args.webhook_host {

@@ -58,10 +58,10 @@ pub struct UpArgs {
     grpc_addr: SocketAddr,
     /// Kruise feature gates of the manager (`kruise manager --feature-gates`). `kruise up` turns
     /// on the ImagePullJob controller (the service API's image pre-pulls) and image pre-download
-    /// for in-place updates; upstream leaves both off.
+    /// for in-place and DaemonSet updates; upstream leaves them off.
     #[arg(
         long,
-        default_value = "ImagePullJobGate=true,PreDownloadImageForInPlaceUpdate=true",
+        default_value = "ImagePullJobGate=true,PreDownloadImageForInPlaceUpdate=true,PreDownloadImageForDaemonSetUpdate=true",
         value_parser = kruise_crds::features::FeatureGates::parse
     )]
     feature_gates: kruise_crds::features::FeatureGates,

@@ -4,29 +4,24 @@
 //! `apps.kruise.io` version of the owner reference, and orphans its selector matches), and the
 //! per-reconcile metrics and events.
 
-use std::{
-    sync::Arc,
-    time::{Duration, Instant},
-};
+use std::{sync::Arc, time::Instant};
 
-use futures::StreamExt;
 use k8s_openapi::api::{
     apps::v1::ControllerRevision,
     core::v1::{ObjectReference, PersistentVolumeClaim, Pod},
 };
 use kruise_crds::apps::v1beta1::CloneSet;
 use kube::{
-    Api, Client, Resource, ResourceExt,
+    Client, Resource, ResourceExt,
     runtime::{
-        Controller, WatchStreamExt,
+        Controller,
         controller::Action,
         events::EventType,
-        reflector::{self, ObjectRef, Store},
-        watcher,
+        reflector::{ObjectRef, Store},
     },
 };
 
-use super::sync::sync;
+use super::sync::{key_of, sync};
 use crate::{
     ControllerError,
     inplace::{CloneSetRevisionAdapter, InPlaceEngine},
@@ -35,6 +30,7 @@ use crate::{
         events::{EventKind, EventRecorder},
         expectations::{ResourceVersionExpectations, ScaleExpectations},
         queue::PendingQueue,
+        workload,
     },
 };
 
@@ -125,32 +121,18 @@ fn owners_of(
 }
 
 async fn reconcile(cs: Arc<CloneSet>, ctx: Arc<Context>) -> Result<Action, ControllerError> {
-    ctx.queue.started(&format!("{}/{}", cs.namespace().unwrap_or_default(), cs.name_any()));
+    ctx.queue.started(&key_of(&cs));
     if !ctx.synced.load(std::sync::atomic::Ordering::SeqCst) {
-        return Ok(Action::requeue(Duration::from_millis(200)));
+        return Ok(Action::requeue(workload::NOT_SYNCED_RETRY));
     }
     let started = Instant::now();
-    let result = sync(cs.clone(), &ctx).await;
-    let seconds = started.elapsed().as_secs_f64();
-    match result {
-        Ok(outcome) => {
-            let result = if outcome.requeue_after.is_some() { "requeue" } else { "success" };
-            ctx.metrics.reconciled(CONTROLLER_NAME, result, seconds);
-            Ok(match outcome.requeue_after {
-                Some(after) => Action::requeue(after.max(Duration::from_millis(50))),
-                None => Action::requeue(Duration::from_secs(300)),
-            })
-        }
-        Err(error) => {
-            ctx.metrics.reconciled(CONTROLLER_NAME, "error", seconds);
-            Err(error)
-        }
-    }
+    let outcome = sync(cs.clone(), &ctx).await.map(|outcome| outcome.requeue_after);
+    workload::reconciled(&ctx.metrics, CONTROLLER_NAME, started, outcome)
 }
 
 fn error_policy(cs: Arc<CloneSet>, error: &ControllerError, _ctx: Arc<Context>) -> Action {
     tracing::warn!(cloneset = %cs.name_any(), namespace = %cs.namespace().unwrap_or_default(), %error, "reconcile failed");
-    Action::requeue(Duration::from_secs(1))
+    Action::requeue(workload::ERROR_RETRY)
 }
 
 /// The feature gates and flags the CloneSet controller honours.
@@ -185,22 +167,9 @@ pub async fn run(
     settings: Settings,
     on_synced: impl FnOnce() + Send + 'static,
 ) {
-    let (pods, pod_writer) = reflector::store::<Pod>();
-    let (pvcs, pvc_writer) = reflector::store::<PersistentVolumeClaim>();
-    let (revisions, revision_writer) = reflector::store::<ControllerRevision>();
-    let clonesets_api: Api<CloneSet> = Api::all(client.clone());
-    let pod_stream = watcher(Api::<Pod>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(pod_writer)
-        .touched_objects();
-    let pvc_stream = watcher(Api::<PersistentVolumeClaim>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(pvc_writer)
-        .touched_objects();
-    let revision_stream = watcher(Api::<ControllerRevision>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(revision_writer)
-        .touched_objects();
+    let (pods, pod_stream) = workload::cached_watch::<Pod>(&client);
+    let (pvcs, pvc_stream) = workload::cached_watch::<PersistentVolumeClaim>(&client);
+    let (revisions, revision_stream) = workload::cached_watch::<ControllerRevision>(&client);
 
     let engine = InPlaceEngine::new(client.clone(), Arc::new(CloneSetRevisionAdapter::default()))
         .with_field_manager(super::pod_ops::FIELD_MANAGER);
@@ -223,33 +192,11 @@ pub async fn run(
     });
     metrics.init_controller(CONTROLLER_NAME);
 
-    let (clonesets, cloneset_writer) = reflector::store::<CloneSet>();
-    let cloneset_queue = ctx.queue.clone();
-    // The Controller waits on the CloneSet store's readiness itself; a second waiter on the same
-    // store could take its wake-up (see `store_sync`), so our readiness reads the stream instead.
-    let (clonesets_listed, mut clonesets_listed_rx) = tokio::sync::watch::channel(false);
-    let cloneset_stream = watcher(clonesets_api, watcher::Config::default())
-        .default_backoff()
-        .reflect(cloneset_writer)
-        .inspect(move |event| {
-            if matches!(event, Ok(watcher::Event::InitDone)) {
-                clonesets_listed.send_replace(true);
-            }
-        })
-        .touched_objects()
-        .inspect(move |result| {
-            if let Ok(cs) = result {
-                cloneset_queue.triggered(format!("{}/{}", cs.namespace().unwrap_or_default(), cs.name_any()));
-            }
-        });
-    let controller = Controller::for_stream(cloneset_stream, clonesets.clone());
-    let owners = |store: reflector::Store<CloneSet>, queue: PendingQueue| {
+    let (clonesets, cloneset_stream, listed) =
+        workload::workload_watch::<CloneSet>(&client, ctx.queue.clone(), key_of);
+    let owners = |store: Store<CloneSet>, queue: PendingQueue| {
         move |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
-            let refs = owners_of(meta, &store);
-            for owner in &refs {
-                queue.triggered(format!("{}/{}", owner.namespace.as_deref().unwrap_or_default(), owner.name));
-            }
-            refs
+            workload::triggered(&queue, owners_of(meta, &store))
         }
     };
     let (for_pods, for_pvcs, for_revisions) = (
@@ -257,34 +204,25 @@ pub async fn run(
         owners(clonesets.clone(), ctx.queue.clone()),
         owners(clonesets.clone(), ctx.queue.clone()),
     );
-    let controller = controller
+    let controller = Controller::for_stream(cloneset_stream, clonesets.clone())
         .watches_stream(pod_stream, move |pod: Pod| for_pods(&pod.metadata))
         .watches_stream(pvc_stream, move |pvc: PersistentVolumeClaim| for_pvcs(&pvc.metadata))
         .watches_stream(revision_stream, move |revision: ControllerRevision| {
             for_revisions(&revision.metadata)
         });
 
+    let stores = vec![
+        workload::store_synced(&pods),
+        workload::store_synced(&pvcs),
+        workload::store_synced(&revisions),
+    ];
     let stores_ready = {
-        let (pods, pvcs, revisions) = (pods.clone(), pvcs.clone(), revisions.clone());
         let ctx = ctx.clone();
-        tokio::spawn(async move {
-            let _ = crate::runtime::store_sync::until_synced(&pods).await;
-            let _ = crate::runtime::store_sync::until_synced(&pvcs).await;
-            let _ = crate::runtime::store_sync::until_synced(&revisions).await;
-            let _ = clonesets_listed_rx.wait_for(|listed| *listed).await;
+        workload::when_synced(CONTROLLER_NAME, stores, listed, move || {
             ctx.synced.store(true, std::sync::atomic::Ordering::SeqCst);
-            tracing::info!("cloneset controller caches synced");
             on_synced();
         })
     };
-    controller
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| {
-            if let Err(error) = result {
-                tracing::debug!(%error, "cloneset controller event");
-            }
-            futures::future::ready(())
-        })
-        .await;
+    workload::drain(CONTROLLER_NAME, controller.run(reconcile, error_policy, ctx)).await;
     stores_ready.abort();
 }

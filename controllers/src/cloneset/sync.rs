@@ -57,7 +57,7 @@ fn earliest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
     }
 }
 
-fn key_of(cs: &CloneSet) -> String {
+pub(super) fn key_of(cs: &CloneSet) -> String {
     format!("{}/{}", cs.namespace().unwrap_or_default(), cs.name_any())
 }
 

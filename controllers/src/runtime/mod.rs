@@ -4,12 +4,12 @@
 
 pub mod events;
 pub mod expectations;
-pub mod health;
 pub mod informer;
 pub mod leader;
 pub mod metrics;
 pub mod queue;
 pub mod store_sync;
+pub mod workload;
 pub mod workqueue;
 
 use std::{future::Future, net::SocketAddr, pin::Pin, sync::Arc};
@@ -18,7 +18,7 @@ use kube::Client;
 use tokio::sync::watch;
 use tokio_util::task::AbortOnDropHandle;
 
-pub use health::Readiness;
+pub use kruise_runtime::health::Readiness;
 pub use leader::LeaderElectionConfig;
 pub use metrics::Metrics;
 
@@ -78,9 +78,14 @@ impl Manager {
         };
         // Every task below is aborted when this future is dropped (a caller that aborts the
         // manager must not leave controllers or the election running behind its back).
-        let (bound, health_task) =
-            health::serve(self.config.health_addr, self.readiness.clone(), self.metrics.clone(), health_stop)
-                .await?;
+        let metrics = self.metrics.clone();
+        let (bound, health_task) = kruise_runtime::health::serve(
+            self.config.health_addr,
+            self.readiness.clone(),
+            move || metrics.render(),
+            health_stop,
+        )
+        .await?;
         let health_task = AbortOnDropHandle::new(health_task);
         on_bound(bound);
 

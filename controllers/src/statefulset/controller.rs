@@ -10,10 +10,9 @@
 
 use std::{
     sync::{Arc, atomic::AtomicBool},
-    time::{Duration, Instant},
+    time::Instant,
 };
 
-use futures::StreamExt;
 use k8s_openapi::{
     api::{
         apps::v1::ControllerRevision,
@@ -23,12 +22,11 @@ use k8s_openapi::{
 };
 use kruise_crds::apps::v1beta1::StatefulSet;
 use kube::{
-    Api, Client, Resource, ResourceExt,
+    Client, Resource, ResourceExt,
     runtime::{
-        Controller, WatchStreamExt,
+        Controller,
         controller::Action,
-        reflector::{self, ObjectRef, Store},
-        watcher,
+        reflector::{ObjectRef, Store},
     },
 };
 
@@ -41,6 +39,7 @@ use crate::{
         events::{EventKind, EventRecorder},
         expectations::{ResourceVersionExpectations, ScaleExpectations},
         queue::PendingQueue,
+        workload,
     },
 };
 
@@ -172,30 +171,16 @@ fn key_of(set: &StatefulSet) -> String {
 async fn reconcile(set: Arc<StatefulSet>, ctx: Arc<Context>) -> Result<Action, ControllerError> {
     ctx.queue.started(&key_of(&set));
     if !ctx.synced.load(std::sync::atomic::Ordering::SeqCst) {
-        return Ok(Action::requeue(Duration::from_millis(200)));
+        return Ok(Action::requeue(workload::NOT_SYNCED_RETRY));
     }
     let started = Instant::now();
-    let result = sync(set.clone(), &ctx).await;
-    let seconds = started.elapsed().as_secs_f64();
-    match result {
-        Ok(outcome) => {
-            let result = if outcome.requeue_after.is_some() { "requeue" } else { "success" };
-            ctx.metrics.reconciled(CONTROLLER_NAME, result, seconds);
-            Ok(match outcome.requeue_after {
-                Some(after) => Action::requeue(after.max(Duration::from_millis(50))),
-                None => Action::requeue(Duration::from_secs(300)),
-            })
-        }
-        Err(error) => {
-            ctx.metrics.reconciled(CONTROLLER_NAME, "error", seconds);
-            Err(error)
-        }
-    }
+    let outcome = sync(set.clone(), &ctx).await.map(|outcome| outcome.requeue_after);
+    workload::reconciled(&ctx.metrics, CONTROLLER_NAME, started, outcome)
 }
 
 fn error_policy(set: Arc<StatefulSet>, error: &ControllerError, _ctx: Arc<Context>) -> Action {
     tracing::warn!(statefulset = %key_of(&set), %error, "reconcile failed");
-    Action::requeue(Duration::from_secs(1))
+    Action::requeue(workload::ERROR_RETRY)
 }
 
 /// The feature gates the Advanced StatefulSet controller honours.
@@ -227,21 +212,9 @@ pub async fn run(
     settings: Settings,
     on_synced: impl FnOnce() + Send + 'static,
 ) {
-    let (pods, pod_writer) = reflector::store::<Pod>();
-    let (pvcs, pvc_writer) = reflector::store::<PersistentVolumeClaim>();
-    let (revisions, revision_writer) = reflector::store::<ControllerRevision>();
-    let pod_stream = watcher(Api::<Pod>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(pod_writer)
-        .touched_objects();
-    let pvc_stream = watcher(Api::<PersistentVolumeClaim>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(pvc_writer)
-        .touched_objects();
-    let revision_stream = watcher(Api::<ControllerRevision>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(revision_writer)
-        .touched_objects();
+    let (pods, pod_stream) = workload::cached_watch::<Pod>(&client);
+    let (pvcs, pvc_stream) = workload::cached_watch::<PersistentVolumeClaim>(&client);
+    let (revisions, revision_stream) = workload::cached_watch::<ControllerRevision>(&client);
 
     let engine = InPlaceEngine::new(client.clone(), Arc::new(DefaultRevisionAdapter))
         .with_field_manager(FIELD_MANAGER);
@@ -263,31 +236,10 @@ pub async fn run(
     });
     metrics.init_controller(CONTROLLER_NAME);
 
-    let (sets, set_writer) = reflector::store::<StatefulSet>();
-    let set_queue = ctx.queue.clone();
-    // The Controller waits on the set store's readiness itself; a second waiter on the same store
-    // could take its wake-up (see `runtime::store_sync`), so readiness reads the stream instead.
-    let (sets_listed, mut sets_listed_rx) = tokio::sync::watch::channel(false);
-    let set_stream = watcher(Api::<StatefulSet>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(set_writer)
-        .inspect(move |event| {
-            if matches!(event, Ok(watcher::Event::InitDone)) {
-                sets_listed.send_replace(true);
-            }
-        })
-        .touched_objects()
-        .inspect(move |result| {
-            if let Ok(set) = result {
-                set_queue.triggered(key_of(set));
-            }
-        });
-    let triggered = |queue: PendingQueue, refs: Vec<ObjectRef<StatefulSet>>| {
-        for owner in &refs {
-            queue.triggered(format!("{}/{}", owner.namespace.as_deref().unwrap_or_default(), owner.name));
-        }
-        refs
-    };
+    let (sets, set_stream, listed) =
+        workload::workload_watch::<StatefulSet>(&client, ctx.queue.clone(), key_of);
+    let triggered =
+        |queue: PendingQueue, refs: Vec<ObjectRef<StatefulSet>>| workload::triggered(&queue, refs);
     let (pod_sets, pod_queue) = (sets.clone(), ctx.queue.clone());
     let (claim_sets, claim_queue) = (sets.clone(), ctx.queue.clone());
     let revision_queue = ctx.queue.clone();
@@ -302,28 +254,19 @@ pub async fn run(
             triggered(revision_queue.clone(), owners_of_revision(&revision.metadata))
         });
 
+    let stores = vec![
+        workload::store_synced(&pods),
+        workload::store_synced(&pvcs),
+        workload::store_synced(&revisions),
+    ];
     let stores_ready = {
-        let (pods, pvcs, revisions) = (pods.clone(), pvcs.clone(), revisions.clone());
         let ctx = ctx.clone();
-        tokio::spawn(async move {
-            let _ = crate::runtime::store_sync::until_synced(&pods).await;
-            let _ = crate::runtime::store_sync::until_synced(&pvcs).await;
-            let _ = crate::runtime::store_sync::until_synced(&revisions).await;
-            let _ = sets_listed_rx.wait_for(|listed| *listed).await;
+        workload::when_synced(CONTROLLER_NAME, stores, listed, move || {
             ctx.synced.store(true, std::sync::atomic::Ordering::SeqCst);
-            tracing::info!("statefulset controller caches synced");
             on_synced();
         })
     };
-    controller
-        .run(reconcile, error_policy, ctx)
-        .for_each(|result| {
-            if let Err(error) = result {
-                tracing::debug!(%error, "statefulset controller event");
-            }
-            futures::future::ready(())
-        })
-        .await;
+    workload::drain(CONTROLLER_NAME, controller.run(reconcile, error_policy, ctx)).await;
     stores_ready.abort();
 }
 
@@ -332,19 +275,12 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-    use kube::runtime::watcher::Event;
 
     use super::*;
     use crate::statefulset::core::fixtures::set;
 
     fn store_with(sets: Vec<StatefulSet>) -> Store<StatefulSet> {
-        let (store, mut writer) = reflector::store::<StatefulSet>();
-        writer.apply_watcher_event(&Event::Init);
-        for set in sets {
-            writer.apply_watcher_event(&Event::InitApply(set));
-        }
-        writer.apply_watcher_event(&Event::InitDone);
-        store
+        crate::runtime::workload::testing::listed_store(sets)
     }
 
     fn meta(name: &str, labels: &[(&str, &str)], owner: Option<(&str, &str, bool)>) -> ObjectMeta {

@@ -28,10 +28,11 @@ use serde_json::{Value, json};
 
 use super::{
     CLONESET_MUTATING_PATH, CLONESET_VALIDATING_PATH, CONTAINERRECREATEREQUEST_MUTATING_PATH,
-    IMAGELISTPULLJOB_MUTATING_PATH, IMAGELISTPULLJOB_VALIDATING_PATH, IMAGEPULLJOB_MUTATING_PATH,
-    IMAGEPULLJOB_VALIDATING_PATH, MUTATING_CONFIGURATION_NAME, NODEIMAGE_MUTATING_PATH,
-    NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH, STATEFULSET_MUTATING_PATH, STATEFULSET_VALIDATING_PATH,
-    VALIDATING_CONFIGURATION_NAME, conversion::converts,
+    DAEMONSET_MUTATING_PATH, DAEMONSET_VALIDATING_PATH, IMAGELISTPULLJOB_MUTATING_PATH,
+    IMAGELISTPULLJOB_VALIDATING_PATH, IMAGEPULLJOB_MUTATING_PATH, IMAGEPULLJOB_VALIDATING_PATH,
+    MUTATING_CONFIGURATION_NAME, NODEIMAGE_MUTATING_PATH, NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH,
+    STATEFULSET_MUTATING_PATH, STATEFULSET_VALIDATING_PATH, VALIDATING_CONFIGURATION_NAME,
+    conversion::converts,
 };
 use crate::ControllerError;
 
@@ -96,6 +97,15 @@ const MUTATING: &[WebhookSpec] = &[
         exempt_control_plane: false,
     },
     WebhookSpec {
+        name: "mdaemonset.kb.io",
+        path: DAEMONSET_MUTATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "daemonsets",
+        exempt_control_plane: false,
+    },
+    WebhookSpec {
         name: "mcontainerrecreaterequest.kb.io",
         path: CONTAINERRECREATEREQUEST_MUTATING_PATH,
         group: APPS_GROUP,
@@ -150,6 +160,15 @@ const VALIDATING: &[WebhookSpec] = &[
         versions: &["v1alpha1", "v1beta1"],
         operations: &["CREATE", "UPDATE", "DELETE"],
         resource: "statefulsets",
+        exempt_control_plane: false,
+    },
+    WebhookSpec {
+        name: "vdaemonset.kb.io",
+        path: DAEMONSET_VALIDATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "daemonsets",
         exempt_control_plane: false,
     },
     WebhookSpec {
@@ -485,6 +504,7 @@ mod tests {
                 "mpod.kb.io",
                 "mcloneset.kb.io",
                 "mstatefulset.kb.io",
+                "mdaemonset.kb.io",
                 "mcontainerrecreaterequest.kb.io",
                 "mimagelistpulljob-v1beta1.kb.io",
                 "mimagepulljob-v1beta1.kb.io",
@@ -514,6 +534,25 @@ mod tests {
             &ca(),
         ))
         .unwrap();
+        let names: Vec<&str> =
+            validating["webhooks"].as_array().unwrap().iter().map(|w| w["name"].as_str().unwrap()).collect();
+        assert_eq!(
+            names,
+            [
+                "vcloneset.kb.io",
+                "vstatefulset.kb.io",
+                "vdaemonset.kb.io",
+                "vimagelistpulljob-v1beta1.kb.io",
+                "vimagepulljob-v1beta1.kb.io",
+                "vpodprobemarker.kb.io",
+                "vnodeimage.kb.io"
+            ]
+        );
+        let daemonset = &validating["webhooks"][2];
+        assert_eq!(
+            daemonset["rules"],
+            json!([{"apiGroups": ["apps.kruise.io"], "apiVersions": ["v1alpha1", "v1beta1"], "operations": ["CREATE", "UPDATE"], "resources": ["daemonsets"]}])
+        );
         let cloneset = &validating["webhooks"][0];
         assert_eq!(cloneset["name"], "vcloneset.kb.io");
         assert_eq!(cloneset["rules"][0]["operations"], json!(["CREATE", "UPDATE", "DELETE"]));

@@ -3,6 +3,10 @@
 //!
 //! - `/mutate-apps-kruise-io-cloneset` and `/validate-apps-kruise-io-cloneset` ([`cloneset`]):
 //!   CloneSet defaults, validation with field paths, and `policy.kruise.io/delete-protection`;
+//! - `/mutate-apps-kruise-io-statefulset` and `/validate-apps-kruise-io-statefulset`
+//!   ([`statefulset`]) and `/mutate-apps-kruise-io-daemonset` and
+//!   `/validate-apps-kruise-io-daemonset` ([`daemonset`]): Advanced StatefulSet and Advanced
+//!   DaemonSet defaults and validation;
 //! - `/mutate-apps-kruise-io-{imagepulljob,imagelistpulljob,nodeimage}` and their
 //!   `/validate-...` twins ([`imagejobs`]): defaults and validation of the pre-pull kinds;
 //! - `/mutate-apps-kruise-io-containerrecreaterequest` ([`crr`]): ContainerRecreateRequest
@@ -31,6 +35,7 @@ pub mod cloneset;
 pub mod configuration;
 pub mod conversion;
 pub mod crr;
+pub mod daemonset;
 pub mod imagejobs;
 pub mod peers;
 pub mod pod;
@@ -53,6 +58,10 @@ pub const CLONESET_VALIDATING_PATH: &str = "/validate-apps-kruise-io-cloneset";
 pub const STATEFULSET_MUTATING_PATH: &str = "/mutate-apps-kruise-io-statefulset";
 /// Path of the Advanced StatefulSet validating webhook.
 pub const STATEFULSET_VALIDATING_PATH: &str = "/validate-apps-kruise-io-statefulset";
+/// Path of the Advanced DaemonSet defaulting webhook.
+pub const DAEMONSET_MUTATING_PATH: &str = "/mutate-apps-kruise-io-daemonset";
+/// Path of the Advanced DaemonSet validating webhook.
+pub const DAEMONSET_VALIDATING_PATH: &str = "/validate-apps-kruise-io-daemonset";
 /// Path of the ImagePullJob defaulting webhook.
 pub const IMAGEPULLJOB_MUTATING_PATH: &str = "/mutate-apps-kruise-io-imagepulljob";
 /// Path of the ImagePullJob validating webhook.
@@ -133,6 +142,9 @@ pub struct WebhookConfig {
     /// Give every new pod the `KruisePodReady` gate, not only Kruise-owned ones (upstream
     /// feature gate `KruisePodReadinessGate`).
     pub readiness_gate_for_all_pods: bool,
+    /// Default and check `volumeClaimUpdateStrategy` of Advanced StatefulSets (upstream feature
+    /// gate `StatefulSetAutoResizePVCGate`).
+    pub statefulset_auto_resize_pvc: bool,
 }
 
 impl Default for WebhookConfig {
@@ -152,6 +164,7 @@ impl Default for WebhookConfig {
             manage_configurations: true,
             deletion_protection: true,
             readiness_gate_for_all_pods: false,
+            statefulset_auto_resize_pvc: false,
         }
     }
 }
@@ -162,5 +175,63 @@ impl WebhookConfig {
     pub fn local(bind: SocketAddr) -> Self {
         let host = if bind.ip().is_unspecified() { "127.0.0.1".to_string() } else { bind.ip().to_string() };
         Self { bind, endpoint: WebhookEndpoint::Url { host, port: None }, ..Self::default() }
+    }
+}
+
+/// Helpers of the admission handlers' tests: building a review, applying the answer's patch,
+/// reading the fields a refusal names.
+#[cfg(test)]
+pub(crate) mod testing {
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
+
+    use kube::core::{
+        DynamicObject,
+        admission::{AdmissionRequest, AdmissionResponse},
+    };
+    use serde_json::{Value, json};
+
+    /// An `admission.k8s.io/v1` review of `operation` on an `apps.kruise.io/<version>` `kind`
+    /// named `name` in `default`, by `admin`.
+    pub fn review(
+        kind: &str,
+        resource: &str,
+        name: &str,
+        (operation, version): (&str, &str),
+        object: Value,
+        old: Value,
+    ) -> AdmissionRequest<DynamicObject> {
+        let body = json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "u",
+                "kind": {"group": "apps.kruise.io", "version": version, "kind": kind},
+                "resource": {"group": "apps.kruise.io", "version": version, "resource": resource},
+                "name": name, "namespace": "default", "operation": operation,
+                "userInfo": {"username": "admin"},
+                "object": object, "oldObject": old,
+            }
+        });
+        super::admission::parse_review(body.to_string().as_bytes()).unwrap()
+    }
+
+    /// `object` with the response's JSON patch applied.
+    pub fn apply(response: &AdmissionResponse, object: &Value) -> Value {
+        let mut object = object.clone();
+        if let Some(bytes) = &response.patch {
+            let patch: json_patch::Patch = serde_json::from_slice(bytes).unwrap();
+            json_patch::patch(&mut object, &patch.0).unwrap();
+        }
+        object
+    }
+
+    /// The field paths a refusal names.
+    pub fn fields(response: &AdmissionResponse) -> Vec<String> {
+        response
+            .result
+            .details
+            .as_ref()
+            .map(|d| d.causes.iter().map(|c| c.field.clone()).collect())
+            .unwrap_or_default()
     }
 }

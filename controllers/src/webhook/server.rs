@@ -13,7 +13,13 @@ use std::{
 
 use axum::{Json, Router, body::Bytes, extract::State, routing::post};
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::Api;
+use kube::{
+    api::Api,
+    core::{
+        DynamicObject,
+        admission::{AdmissionRequest, AdmissionResponse},
+    },
+};
 use parking_lot::RwLock;
 use rustls::{
     ServerConfig,
@@ -30,15 +36,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     CLONESET_MUTATING_PATH, CLONESET_VALIDATING_PATH, CONTAINERRECREATEREQUEST_MUTATING_PATH,
-    CONVERSION_PATH, IMAGELISTPULLJOB_MUTATING_PATH, IMAGELISTPULLJOB_VALIDATING_PATH,
-    IMAGEPULLJOB_MUTATING_PATH, IMAGEPULLJOB_VALIDATING_PATH, NODEIMAGE_MUTATING_PATH,
-    NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH, STATEFULSET_MUTATING_PATH, STATEFULSET_VALIDATING_PATH,
-    WebhookConfig, WebhookEndpoint,
+    CONVERSION_PATH, DAEMONSET_MUTATING_PATH, DAEMONSET_VALIDATING_PATH, IMAGELISTPULLJOB_MUTATING_PATH,
+    IMAGELISTPULLJOB_VALIDATING_PATH, IMAGEPULLJOB_MUTATING_PATH, IMAGEPULLJOB_VALIDATING_PATH,
+    NODEIMAGE_MUTATING_PATH, NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH, STATEFULSET_MUTATING_PATH,
+    STATEFULSET_VALIDATING_PATH, WebhookConfig, WebhookEndpoint,
     admission::{into_review, parse_review},
     certs::{self, CertArtifacts, CertSecretSpec, ServingNames},
     cloneset::{self, PodLookup, ValidationOptions},
     configuration::{self, ClientTarget},
-    conversion, crr,
+    conversion, crr, daemonset,
     imagejobs::{self, ImageKind},
     pod::{self, PodMutationOptions},
     statefulset,
@@ -127,6 +133,7 @@ struct HandlerState {
     client: kube::Client,
     validation: ValidationOptions,
     pods: PodMutationOptions,
+    statefulset: statefulset::StatefulSetAdmission,
 }
 
 /// The routes: the three admission webhooks and `/convert`.
@@ -136,6 +143,8 @@ fn router(state: HandlerState) -> Router {
         .route(CLONESET_VALIDATING_PATH, post(validate_cloneset))
         .route(STATEFULSET_MUTATING_PATH, post(mutate_statefulset))
         .route(STATEFULSET_VALIDATING_PATH, post(validate_statefulset))
+        .route(DAEMONSET_MUTATING_PATH, post(|body| review(daemonset::mutate, body)))
+        .route(DAEMONSET_VALIDATING_PATH, post(|body| review(daemonset::validate, body)))
         .route(POD_MUTATING_PATH, post(mutate_pod))
         .route(IMAGEPULLJOB_MUTATING_PATH, post(|body| image_admission(ImageKind::ImagePullJob, true, body)))
         .route(
@@ -197,16 +206,33 @@ async fn validate_cloneset(State(state): State<HandlerState>, body: Bytes) -> Js
     Json(into_review(cloneset::validate(&request, &lookups, state.validation)))
 }
 
-async fn mutate_statefulset(body: Bytes) -> Json<Value> {
+async fn mutate_statefulset(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
     Json(match parse_review(&body) {
-        Ok(request) => into_review(statefulset::mutate(&request)),
+        Ok(request) => into_review(statefulset::mutate(&request, state.statefulset)),
         Err(response) => into_review(*response),
     })
 }
 
 async fn validate_statefulset(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
+    let request = match parse_review(&body) {
+        Ok(request) => request,
+        Err(response) => return Json(into_review(*response)),
+    };
+    let mut classes = statefulset::StorageClasses::new();
+    for name in statefulset::storage_classes_to_look_up(&request, state.statefulset) {
+        let lookup = statefulset::look_up_storage_class(&state.client, name.as_deref()).await;
+        classes.insert(name, lookup);
+    }
+    Json(into_review(statefulset::validate(&request, state.validation, state.statefulset, &classes)))
+}
+
+/// Answers a review with a handler that needs nothing but the request.
+async fn review(
+    handler: fn(&AdmissionRequest<DynamicObject>) -> AdmissionResponse,
+    body: Bytes,
+) -> Json<Value> {
     Json(match parse_review(&body) {
-        Ok(request) => into_review(statefulset::validate(&request, state.validation)),
+        Ok(request) => into_review(handler(&request)),
         Err(response) => into_review(*response),
     })
 }
@@ -319,6 +345,9 @@ impl WebhookServer {
             client: client.clone(),
             validation: ValidationOptions { deletion_protection: config.deletion_protection },
             pods: PodMutationOptions { readiness_gate_for_all_pods: config.readiness_gate_for_all_pods },
+            statefulset: statefulset::StatefulSetAdmission {
+                auto_resize_pvc: config.statefulset_auto_resize_pvc,
+            },
         };
         tracing::info!(address = %local_addr, ?target, "webhook server listening");
         let serve = tokio::spawn(serve(listener, router(handlers), tls, cancel.clone()));

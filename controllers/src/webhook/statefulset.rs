@@ -2,16 +2,28 @@
 //! validation (`/validate-apps-kruise-io-statefulset`) for both served versions, and the
 //! deletion check of the `policy.kruise.io/delete-protection` label (upstream
 //! `pkg/webhook/statefulset/**`). The rules themselves live in `kruise_crds` (defaults and
-//! validation); this module decodes the review, applies them and answers.
+//! validation); this module decodes the review, applies them and answers. With the gate
+//! `StatefulSetAutoResizePVCGate` ([`StatefulSetAdmission`]) `volumeClaimUpdateStrategy` is
+//! defaulted and claim template updates are checked, including the StorageClass of a resized
+//! template, which the server looks up ([`storage_classes_to_look_up`]) before validating.
 
-use k8s_openapi::api::core::v1::PodTemplateSpec;
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::{core::v1::PodTemplateSpec, storage::v1::StorageClass};
 use kruise_crds::{
     apps::{v1alpha1, v1beta1},
-    defaults::{default_statefulset_v1alpha1, default_statefulset_v1beta1},
+    defaults::{
+        default_statefulset_v1alpha1, default_statefulset_v1beta1,
+        default_statefulset_volume_claim_update_strategy,
+    },
     document::drop_null_fields,
     field::ErrorList,
     resource::APPS_GROUP,
-    validation::{validate_statefulset_v1alpha1, validate_statefulset_v1beta1},
+    validation::{
+        StorageClassLookup, resized_claim_templates, validate_claim_template_expansion,
+        validate_statefulset_v1alpha1, validate_statefulset_v1beta1,
+        validate_statefulset_volume_claim_templates_update,
+    },
 };
 use kube::core::{
     DynamicObject,
@@ -28,10 +40,128 @@ use super::{
 /// Kind name used in responses.
 const KIND: &str = "StatefulSet";
 
+/// What the feature gates change in StatefulSet admission.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatefulSetAdmission {
+    /// Gate `StatefulSetAutoResizePVCGate` (off by default): `volumeClaimUpdateStrategy.type`
+    /// defaults to `OnDelete`, and with `OnPodRollingUpdate` claim templates may only change in
+    /// size, on a StorageClass that allows expansion.
+    pub auto_resize_pvc: bool,
+}
+
+/// The StorageClasses the validating webhook needs, by `storageClassName` (`None`: the
+/// cluster's default class).
+pub type StorageClasses = BTreeMap<Option<String>, StorageClassLookup>;
+
+/// The StorageClasses of the claim templates a v1beta1 UPDATE resizes (`None` for the default
+/// class), for the server to look up; empty without the gate or when nothing is resized.
+pub fn storage_classes_to_look_up(
+    request: &AdmissionRequest<DynamicObject>,
+    admission: StatefulSetAdmission,
+) -> Vec<Option<String>> {
+    if !admission.auto_resize_pvc || request.operation != Operation::Update {
+        return Vec::new();
+    }
+    let (Ok(Some(raw)), Ok(Some(old_raw))) =
+        (object_value(request.object.as_ref()), object_value(request.old_object.as_ref()))
+    else {
+        return Vec::new();
+    };
+    if object_version(request, Some(&raw)) != "v1beta1" {
+        return Vec::new();
+    }
+    let (Ok(new), Ok(old)) =
+        (decode::<v1beta1::StatefulSet>(KIND, &raw), decode::<v1beta1::StatefulSet>(KIND, &old_raw))
+    else {
+        return Vec::new();
+    };
+    let mut classes: Vec<Option<String>> =
+        resized_claim_templates(&new.spec, &old.spec).into_iter().map(|c| c.storage_class).collect();
+    classes.sort();
+    classes.dedup();
+    classes
+}
+
+/// Annotation naming the cluster's default StorageClass.
+const DEFAULT_CLASS_ANNOTATION: &str = "storageclass.kubernetes.io/is-default-class";
+
+/// Reads the StorageClass `name`, or with `None` the cluster's default one, for the validating
+/// webhook.
+pub async fn look_up_storage_class(client: &kube::Client, name: Option<&str>) -> StorageClassLookup {
+    let api: kube::Api<StorageClass> = kube::Api::all(client.clone());
+    let found = match name {
+        Some(name) => api.get_opt(name).await.map(|class| class.into_iter().collect::<Vec<_>>()),
+        None => api.list(&Default::default()).await.map(|list| list.items),
+    };
+    match found {
+        Ok(classes) => classify_storage_class(name, &classes),
+        Err(error) => {
+            tracing::warn!(class = ?name, %error, "cannot read the StorageClass of a resized claim template");
+            StorageClassLookup::Failed
+        }
+    }
+}
+
+/// What the webhook makes of the StorageClasses read for `name`: the named class (missing:
+/// unreadable), or for `None` the default one, the newest of those annotated as the default
+/// (upstream `GetDefaultStorageClass`; none: nothing to check).
+fn classify_storage_class(name: Option<&str>, classes: &[StorageClass]) -> StorageClassLookup {
+    let class = match name {
+        Some(name) => classes.iter().find(|class| class.metadata.name.as_deref() == Some(name)),
+        None => default_storage_class(classes),
+    };
+    match (class, name) {
+        (Some(class), _) => StorageClassLookup::Found {
+            name: class.metadata.name.clone().unwrap_or_default(),
+            allow_volume_expansion: class.allow_volume_expansion,
+        },
+        (None, None) => StorageClassLookup::NoDefault,
+        (None, Some(_)) => StorageClassLookup::Failed,
+    }
+}
+
+fn default_storage_class(classes: &[StorageClass]) -> Option<&StorageClass> {
+    classes
+        .iter()
+        .filter(|class| {
+            class
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(DEFAULT_CLASS_ANNOTATION))
+                .map(String::as_str)
+                == Some("true")
+        })
+        .max_by(|a, b| a.metadata.creation_timestamp.cmp(&b.metadata.creation_timestamp))
+}
+
+/// The v1beta1 checks of the `StatefulSetAutoResizePVCGate` gate on an update: claim templates
+/// change only in size, on StorageClasses that allow expansion (a class missing from `classes`
+/// counts as unreadable).
+fn validate_claim_templates_update(
+    new: &v1beta1::StatefulSet,
+    old: &v1beta1::StatefulSet,
+    classes: &StorageClasses,
+) -> ErrorList {
+    let mut errors = validate_statefulset_volume_claim_templates_update(&new.spec, &old.spec);
+    let resized: Vec<_> = resized_claim_templates(&new.spec, &old.spec)
+        .into_iter()
+        .map(|claim| {
+            let lookup = classes.get(&claim.storage_class).cloned().unwrap_or(StorageClassLookup::Failed);
+            (claim, lookup)
+        })
+        .collect();
+    errors.extend(validate_claim_template_expansion(&resized));
+    errors
+}
+
 /// The defaulting webhook: the defaults of the object's version as a JSON patch. Pod and PVC
 /// template defaults are added on CREATE, and on UPDATE only when the template changed (so an
 /// untouched template keeps its revision hash), as upstream without `TemplateNoDefaults`.
-pub fn mutate(request: &AdmissionRequest<DynamicObject>) -> AdmissionResponse {
+pub fn mutate(
+    request: &AdmissionRequest<DynamicObject>,
+    admission: StatefulSetAdmission,
+) -> AdmissionResponse {
     if !matches!(request.operation, Operation::Create | Operation::Update) {
         return allowed(request);
     }
@@ -44,12 +174,19 @@ pub fn mutate(request: &AdmissionRequest<DynamicObject>) -> AdmissionResponse {
     let old_raw = old_raw.filter(|_| request.operation == Operation::Update);
     let result = match object_version(request, Some(&raw)).as_str() {
         "v1beta1" => default_patch::<v1beta1::StatefulSet>(
+            KIND,
             &raw,
             old_raw.as_ref(),
             |set| &set.spec.template,
-            default_statefulset_v1beta1,
+            |set, inject| {
+                default_statefulset_v1beta1(set, inject);
+                if admission.auto_resize_pvc {
+                    default_statefulset_volume_claim_update_strategy(&mut set.spec);
+                }
+            },
         ),
         "v1alpha1" => default_patch::<v1alpha1::StatefulSet>(
+            KIND,
             &raw,
             old_raw.as_ref(),
             |set| &set.spec.template,
@@ -68,18 +205,20 @@ pub fn mutate(request: &AdmissionRequest<DynamicObject>) -> AdmissionResponse {
     }
 }
 
-/// The JSON patch that turns `raw` into its defaulted form (only what defaulting changed, so
-/// fields this build does not know are left as they were).
-fn default_patch<T: DeserializeOwned + Serialize>(
+/// The JSON patch that turns `raw` (a `kind`) into its defaulted form (only what defaulting
+/// changed, so fields this build does not know are left as they were). Shared with the other
+/// workloads whose defaults are a pure function of the typed object.
+pub(super) fn default_patch<T: DeserializeOwned + Serialize>(
+    kind: &str,
     raw: &Value,
     old_raw: Option<&Value>,
     template: fn(&T) -> &PodTemplateSpec,
-    apply_defaults: fn(&mut T, bool),
+    apply_defaults: impl Fn(&mut T, bool),
 ) -> Result<json_patch::Patch, String> {
-    let mut object: T = decode(raw)?;
+    let mut object: T = decode(kind, raw)?;
     let inject_template_defaults = match old_raw {
         Some(old_raw) => {
-            let old: T = decode(old_raw)?;
+            let old: T = decode(kind, old_raw)?;
             template(&object) != template(&old)
         }
         None => true,
@@ -97,26 +236,34 @@ fn default_patch<T: DeserializeOwned + Serialize>(
     }
 }
 
-/// Decodes an admitted object leniently, as upstream's decoder does.
-fn decode<T: DeserializeOwned>(raw: &Value) -> Result<T, String> {
+/// Decodes an admitted `kind` leniently, as upstream's decoder does.
+fn decode<T: DeserializeOwned>(kind: &str, raw: &Value) -> Result<T, String> {
     let mut value = raw.clone();
     drop_null_fields(&mut value);
-    serde_json::from_value(value).map_err(|error| format!("cannot decode the {KIND}: {error}"))
+    serde_json::from_value(value).map_err(|error| format!("cannot decode the {kind}: {error}"))
 }
 
-fn check<T: DeserializeOwned>(
+/// Decodes the object (and the old one of an update) and runs `validate` on them.
+pub(super) fn check<T: DeserializeOwned>(
+    kind: &str,
     raw: &Value,
     old_raw: Option<&Value>,
     validate: impl Fn(&T, Option<&T>) -> ErrorList,
 ) -> Result<ErrorList, String> {
-    let object: T = decode(raw)?;
-    let old: Option<T> = old_raw.map(decode).transpose()?;
+    let object: T = decode(kind, raw)?;
+    let old: Option<T> = old_raw.map(|old| decode(kind, old)).transpose()?;
     Ok(validate(&object, old.as_ref()))
 }
 
 /// The validating webhook: CREATE and UPDATE are validated with field paths (422); DELETE is
-/// refused (403) while `policy.kruise.io/delete-protection` forbids it.
-pub fn validate(request: &AdmissionRequest<DynamicObject>, options: ValidationOptions) -> AdmissionResponse {
+/// refused (403) while `policy.kruise.io/delete-protection` forbids it. `classes` holds what the
+/// server found for [`storage_classes_to_look_up`].
+pub fn validate(
+    request: &AdmissionRequest<DynamicObject>,
+    options: ValidationOptions,
+    admission: StatefulSetAdmission,
+    classes: &StorageClasses,
+) -> AdmissionResponse {
     let object = match object_value(request.object.as_ref()) {
         Ok(object) => object,
         Err(error) => return errored(request, 400, &error.to_string()),
@@ -143,9 +290,15 @@ pub fn validate(request: &AdmissionRequest<DynamicObject>, options: ValidationOp
             let Some(raw) = object else { return errored(request, 400, "there is no content to decode") };
             let old = old.filter(|_| request.operation == Operation::Update);
             let errors = match object_version(request, Some(&raw)).as_str() {
-                "v1beta1" => check::<v1beta1::StatefulSet>(&raw, old.as_ref(), validate_statefulset_v1beta1),
+                "v1beta1" => check::<v1beta1::StatefulSet>(KIND, &raw, old.as_ref(), |new, old| {
+                    let mut errors = validate_statefulset_v1beta1(new, old);
+                    if let (true, Some(old)) = (admission.auto_resize_pvc, old) {
+                        errors.extend(validate_claim_templates_update(new, old, classes));
+                    }
+                    errors
+                }),
                 "v1alpha1" => {
-                    check::<v1alpha1::StatefulSet>(&raw, old.as_ref(), validate_statefulset_v1alpha1)
+                    check::<v1alpha1::StatefulSet>(KIND, &raw, old.as_ref(), validate_statefulset_v1alpha1)
                 }
                 other => return errored(request, 400, &format!("unsupported version: {other}")),
             };
@@ -170,22 +323,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::webhook::admission::parse_review;
+    use crate::webhook::testing::{apply, fields, review};
 
     fn request(operation: &str, version: &str, object: Value, old: Value) -> AdmissionRequest<DynamicObject> {
-        let body = json!({
-            "apiVersion": "admission.k8s.io/v1",
-            "kind": "AdmissionReview",
-            "request": {
-                "uid": "u",
-                "kind": {"group": "apps.kruise.io", "version": version, "kind": "StatefulSet"},
-                "resource": {"group": "apps.kruise.io", "version": version, "resource": "statefulsets"},
-                "name": "web", "namespace": "default", "operation": operation,
-                "userInfo": {"username": "admin"},
-                "object": object, "oldObject": old,
-            }
-        });
-        parse_review(body.to_string().as_bytes()).unwrap()
+        review("StatefulSet", "statefulsets", "web", (operation, version), object, old)
     }
 
     fn statefulset(version: &str, spec: Value) -> Value {
@@ -203,28 +344,21 @@ mod tests {
         })
     }
 
-    fn apply(response: &AdmissionResponse, object: &Value) -> Value {
-        let mut object = object.clone();
-        if let Some(bytes) = &response.patch {
-            let patch: json_patch::Patch = serde_json::from_slice(bytes).unwrap();
-            json_patch::patch(&mut object, &patch.0).unwrap();
-        }
-        object
+    fn mutate_off(request: &AdmissionRequest<DynamicObject>) -> AdmissionResponse {
+        mutate(request, StatefulSetAdmission::default())
     }
 
-    fn fields(response: &AdmissionResponse) -> Vec<String> {
-        response
-            .result
-            .details
-            .as_ref()
-            .map(|d| d.causes.iter().map(|c| c.field.clone()).collect())
-            .unwrap_or_default()
+    fn validate_off(
+        request: &AdmissionRequest<DynamicObject>,
+        options: ValidationOptions,
+    ) -> AdmissionResponse {
+        validate(request, options, StatefulSetAdmission::default(), &StorageClasses::new())
     }
 
     #[test]
     fn defaults_of_both_versions() {
         let beta = statefulset("v1beta1", minimal_spec());
-        let defaulted = apply(&mutate(&request("CREATE", "v1beta1", beta.clone(), Value::Null)), &beta);
+        let defaulted = apply(&mutate_off(&request("CREATE", "v1beta1", beta.clone(), Value::Null)), &beta);
         assert_eq!(defaulted["spec"]["replicas"], 1);
         assert_eq!(defaulted["spec"]["podManagementPolicy"], "OrderedReady");
         assert_eq!(defaulted["spec"]["revisionHistoryLimit"], 10);
@@ -239,16 +373,17 @@ mod tests {
         assert_eq!(defaulted["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"], "Always");
 
         let alpha = statefulset("v1alpha1", minimal_spec());
-        let defaulted = apply(&mutate(&request("CREATE", "v1alpha1", alpha.clone(), Value::Null)), &alpha);
+        let defaulted =
+            apply(&mutate_off(&request("CREATE", "v1alpha1", alpha.clone(), Value::Null)), &alpha);
         assert_eq!(defaulted["spec"]["updateStrategy"]["rollingUpdate"]["podUpdatePolicy"], "ReCreate");
         assert!(
             defaulted["spec"].get("persistentVolumeClaimRetentionPolicy").is_none(),
             "not a v1alpha1 field"
         );
-        let again = mutate(&request(
+        let again = mutate_off(&request(
             "CREATE",
             "v1beta1",
-            apply(&mutate(&request("CREATE", "v1beta1", beta.clone(), Value::Null)), &beta),
+            apply(&mutate_off(&request("CREATE", "v1beta1", beta.clone(), Value::Null)), &beta),
             Value::Null,
         ));
         assert!(again.patch.is_none(), "defaulting is idempotent");
@@ -260,10 +395,10 @@ mod tests {
         old["spec"]["replicas"] = json!(3);
         let mut new = old.clone();
         new["spec"]["replicas"] = json!(4);
-        let defaulted = apply(&mutate(&request("UPDATE", "v1beta1", new.clone(), old.clone())), &new);
+        let defaulted = apply(&mutate_off(&request("UPDATE", "v1beta1", new.clone(), old.clone())), &new);
         assert!(defaulted["spec"]["template"]["spec"]["containers"][0].get("imagePullPolicy").is_none());
         new["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.26");
-        let defaulted = apply(&mutate(&request("UPDATE", "v1beta1", new.clone(), old)), &new);
+        let defaulted = apply(&mutate_off(&request("UPDATE", "v1beta1", new.clone(), old)), &new);
         assert_eq!(defaulted["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"], "Always");
     }
 
@@ -273,12 +408,12 @@ mod tests {
     fn validation_names_fields() {
         let defaulted = |spec: Value| {
             let object = statefulset("v1beta1", spec);
-            apply(&mutate(&request("CREATE", "v1beta1", object.clone(), Value::Null)), &object)
+            apply(&mutate_off(&request("CREATE", "v1beta1", object.clone(), Value::Null)), &object)
         };
         let with = |change: &dyn Fn(&mut Value)| {
             let mut object = defaulted(minimal_spec());
             change(&mut object);
-            validate(&request("CREATE", "v1beta1", object, Value::Null), ValidationOptions::default())
+            validate_off(&request("CREATE", "v1beta1", object, Value::Null), ValidationOptions::default())
         };
         let cases: Vec<(&str, Box<dyn Fn(&mut Value)>, &str)> = vec![
             ("negative replicas", Box::new(|o| o["spec"]["replicas"] = json!(-1)), "spec.replicas"),
@@ -339,31 +474,157 @@ mod tests {
     fn update_rules() {
         let object = {
             let object = statefulset("v1beta1", minimal_spec());
-            apply(&mutate(&request("CREATE", "v1beta1", object.clone(), Value::Null)), &object)
+            apply(&mutate_off(&request("CREATE", "v1beta1", object.clone(), Value::Null)), &object)
         };
         let mut renamed = object.clone();
         renamed["spec"]["serviceName"] = json!("other");
-        let response =
-            validate(&request("UPDATE", "v1beta1", renamed, object.clone()), ValidationOptions::default());
+        let response = validate_off(
+            &request("UPDATE", "v1beta1", renamed, object.clone()),
+            ValidationOptions::default(),
+        );
         assert!(!response.allowed);
         assert!(fields(&response).contains(&"spec.serviceName".to_string()));
         let mut scaled = object.clone();
         scaled["spec"]["replicas"] = json!(5);
         assert!(
-            validate(&request("UPDATE", "v1beta1", scaled, object), ValidationOptions::default()).allowed
+            validate_off(&request("UPDATE", "v1beta1", scaled, object), ValidationOptions::default()).allowed
         );
+    }
+
+    fn with_claim(storage: &str, class: Option<&str>) -> Value {
+        let mut spec = minimal_spec();
+        spec["volumeClaimUpdateStrategy"] = json!({"type": "OnPodRollingUpdate"});
+        spec["volumeClaimTemplates"] = json!([{
+            "metadata": {"name": "data"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": storage}}}
+        }]);
+        if let Some(class) = class {
+            spec["volumeClaimTemplates"][0]["spec"]["storageClassName"] = json!(class);
+        }
+        let object = statefulset("v1beta1", spec);
+        let gate = StatefulSetAdmission { auto_resize_pvc: true };
+        apply(&mutate(&request("CREATE", "v1beta1", object.clone(), Value::Null), gate), &object)
+    }
+
+    #[test]
+    fn volume_claim_update_strategy_defaulted_only_with_the_gate() {
+        let object = statefulset("v1beta1", minimal_spec());
+        let on = StatefulSetAdmission { auto_resize_pvc: true };
+        let defaulted =
+            apply(&mutate(&request("CREATE", "v1beta1", object.clone(), Value::Null), on), &object);
+        assert_eq!(defaulted["spec"]["volumeClaimUpdateStrategy"], json!({"type": "OnDelete"}));
+        let defaulted =
+            apply(&mutate_off(&request("CREATE", "v1beta1", object.clone(), Value::Null)), &object);
+        assert!(defaulted["spec"].get("volumeClaimUpdateStrategy").is_none(), "{}", defaulted["spec"]);
+        let kept = with_claim("1Gi", None);
+        assert_eq!(kept["spec"]["volumeClaimUpdateStrategy"], json!({"type": "OnPodRollingUpdate"}));
+    }
+
+    /// Upstream `ValidateVolumeClaimTemplateUpdate`, only with the gate: size changes need a
+    /// StorageClass that does not forbid expansion; anything else is refused.
+    #[test]
+    fn claim_template_updates_with_the_gate() {
+        let on = StatefulSetAdmission { auto_resize_pvc: true };
+        let found = |allow: Option<bool>| StorageClassLookup::Found {
+            name: "fast".into(),
+            allow_volume_expansion: allow,
+        };
+        let old = with_claim("1Gi", Some("fast"));
+        let resized = with_claim("2Gi", Some("fast"));
+        let update = request("UPDATE", "v1beta1", resized.clone(), old.clone());
+        assert_eq!(storage_classes_to_look_up(&update, on), [Some("fast".to_string())]);
+        assert!(storage_classes_to_look_up(&update, StatefulSetAdmission::default()).is_empty());
+        let storage = "spec.volumeClaimTemplates[0].spec.resources.requests.storage";
+        let class_path = "spec.volumeClaimTemplates[0].spec.storageClassName";
+        let cases: Vec<(&str, Option<StorageClassLookup>, bool, Option<&str>)> = vec![
+            ("expansion allowed", Some(found(Some(true))), true, None),
+            ("expansion unset", Some(found(None)), true, None),
+            ("expansion forbidden", Some(found(Some(false))), false, Some(storage)),
+            ("class unreadable", Some(StorageClassLookup::Failed), false, Some(class_path)),
+            ("class not looked up", None, false, Some(class_path)),
+        ];
+        for (name, lookup, allowed, field) in cases {
+            let classes: StorageClasses = lookup.into_iter().map(|l| (Some("fast".to_string()), l)).collect();
+            let response = validate(&update, ValidationOptions::default(), on, &classes);
+            assert_eq!(response.allowed, allowed, "{name}: {:?}", fields(&response));
+            if let Some(field) = field {
+                assert!(fields(&response).contains(&field.to_string()), "{name}: {:?}", fields(&response));
+            }
+        }
+        let forbidden: StorageClasses = [(Some("fast".to_string()), found(Some(false)))].into();
+        assert!(
+            validate(&update, ValidationOptions::default(), StatefulSetAdmission::default(), &forbidden)
+                .allowed,
+            "without the gate nothing is checked"
+        );
+
+        // The default class (no storageClassName): none annotated means nothing to check.
+        let (old_default, new_default) = (with_claim("1Gi", None), with_claim("2Gi", None));
+        let update = request("UPDATE", "v1beta1", new_default, old_default);
+        assert_eq!(storage_classes_to_look_up(&update, on), [None]);
+        let none: StorageClasses = [(None, StorageClassLookup::NoDefault)].into();
+        assert!(validate(&update, ValidationOptions::default(), on, &none).allowed);
+
+        // More than the size, or renamed: refused whatever the class.
+        let mut modes = resized.clone();
+        modes["spec"]["volumeClaimTemplates"][0]["spec"]["accessModes"] = json!(["ReadWriteMany"]);
+        let mut renamed = old.clone();
+        renamed["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] = json!("logs");
+        for (object, field) in
+            [(modes, "spec.volumeClaimTemplates[0]"), (renamed, "spec.volumeClaimTemplates[0].metadata.name")]
+        {
+            let update = request("UPDATE", "v1beta1", object, old.clone());
+            assert!(storage_classes_to_look_up(&update, on).is_empty());
+            let response = validate(&update, ValidationOptions::default(), on, &StorageClasses::new());
+            assert!(!response.allowed);
+            assert!(fields(&response).contains(&field.to_string()), "{:?}", fields(&response));
+        }
+    }
+
+    #[test]
+    fn storage_classes_named_or_the_newest_default() {
+        let class = |name: &str, default: bool, created: &str, allow: Option<bool>| -> StorageClass {
+            serde_json::from_value(json!({
+                "metadata": {
+                    "name": name, "creationTimestamp": created,
+                    "annotations": {DEFAULT_CLASS_ANNOTATION: if default { "true" } else { "false" }}
+                },
+                "provisioner": "x",
+                "allowVolumeExpansion": allow,
+            }))
+            .unwrap()
+        };
+        let classes = [
+            class("old", true, "2024-01-01T00:00:00Z", Some(false)),
+            class("new", true, "2025-01-01T00:00:00Z", Some(true)),
+            class("newest-not-default", false, "2026-01-01T00:00:00Z", None),
+        ];
+        let found = |name: &str, allow: Option<bool>| StorageClassLookup::Found {
+            name: name.into(),
+            allow_volume_expansion: allow,
+        };
+        let cases: Vec<(Option<&str>, &[StorageClass], StorageClassLookup)> = vec![
+            (None, &classes, found("new", Some(true))),
+            (None, &classes[2..], StorageClassLookup::NoDefault),
+            (Some("old"), &classes, found("old", Some(false))),
+            (Some("newest-not-default"), &classes, found("newest-not-default", None)),
+            (Some("gone"), &classes, StorageClassLookup::Failed),
+        ];
+        for (name, classes, expected) in cases {
+            assert_eq!(classify_storage_class(name, classes), expected, "{name:?}");
+        }
     }
 
     #[test]
     fn deletion_protection() {
         let mut protected = statefulset("v1beta1", json!({"replicas": 2}));
         protected["metadata"]["labels"] = json!({"policy.kruise.io/delete-protection": "Cascading"});
-        let response = validate(
+        let response = validate_off(
             &request("DELETE", "v1beta1", Value::Null, protected.clone()),
             ValidationOptions::default(),
         );
         assert_eq!((response.allowed, response.result.code), (false, 403));
         let off = ValidationOptions { deletion_protection: false };
-        assert!(validate(&request("DELETE", "v1beta1", Value::Null, protected), off).allowed);
+        assert!(validate_off(&request("DELETE", "v1beta1", Value::Null, protected), off).allowed);
     }
 }

@@ -142,6 +142,99 @@ pub fn validate_statefulset_volume_claim_templates_update(
     errors
 }
 
+/// A claim template whose storage size an update changes (nothing else), so that the webhook
+/// checks its StorageClass allows expansion (upstream `ValidateVolumeClaimTemplateUpdate`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResizedClaimTemplate {
+    /// Position in `spec.volumeClaimTemplates`.
+    pub index: usize,
+    /// The template's `storageClassName`; `None` means the cluster's default class.
+    pub storage_class: Option<String>,
+}
+
+/// The claim templates an update resizes, only with `volumeClaimUpdateStrategy.type:
+/// OnPodRollingUpdate` (templates that change in more than size are refused by
+/// [`validate_statefulset_volume_claim_templates_update`]).
+pub fn resized_claim_templates(
+    new: &v1beta1::StatefulSetSpec,
+    old: &v1beta1::StatefulSetSpec,
+) -> Vec<ResizedClaimTemplate> {
+    if new.volume_claim_update_strategy.type_ != v1beta1::VolumeClaimUpdateStrategyType::OnPodRollingUpdate {
+        return Vec::new();
+    }
+    new.volume_claim_templates
+        .iter()
+        .enumerate()
+        .filter_map(|(index, claim)| {
+            let previous =
+                old.volume_claim_templates.iter().find(|o| o.metadata.name == claim.metadata.name)?;
+            (claims_compatible_apart_from_size(previous, claim) && storage_size_differs(previous, claim))
+                .then(|| ResizedClaimTemplate {
+                    index,
+                    storage_class: claim.spec.as_ref().and_then(|s| s.storage_class_name.clone()),
+                })
+        })
+        .collect()
+}
+
+/// What the webhook found about the StorageClass of a resized claim template.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StorageClassLookup {
+    /// The class (named, or the default one) and its `allowVolumeExpansion`.
+    Found {
+        /// The class's name.
+        name: String,
+        /// `allowVolumeExpansion` as set (`None` when unset).
+        allow_volume_expansion: Option<bool>,
+    },
+    /// No class is annotated as the default: nothing to check, as upstream.
+    NoDefault,
+    /// The named class could not be read (or the classes could not be listed).
+    Failed,
+}
+
+/// Refuses resizing a claim template whose StorageClass forbids expansion
+/// (`allowVolumeExpansion: false`) or cannot be read; an unset `allowVolumeExpansion` is
+/// accepted, as upstream.
+pub fn validate_claim_template_expansion(
+    resized: &[(ResizedClaimTemplate, StorageClassLookup)],
+) -> ErrorList {
+    let mut errors = ErrorList::new();
+    for (claim, lookup) in resized {
+        let spec = FieldPath::root("spec").child("volumeClaimTemplates").index(claim.index).child("spec");
+        match lookup {
+            StorageClassLookup::Found { name, allow_volume_expansion: Some(false) } => {
+                errors.push(FieldError::forbidden(
+                    &spec.child("resources").child("requests").child("storage"),
+                    format!("storage class {name} does not support volume expansion"),
+                ));
+            }
+            StorageClassLookup::Failed => errors.push(FieldError::invalid(
+                &spec.child("storageClassName"),
+                claim.storage_class.clone().unwrap_or_else(|| "nil".into()),
+                "can not get the storage class",
+            )),
+            StorageClassLookup::Found { .. } | StorageClassLookup::NoDefault => {}
+        }
+    }
+    errors
+}
+
+/// The storage request or limit differs (compared as quantities).
+fn storage_size_differs(old: &PersistentVolumeClaim, new: &PersistentVolumeClaim) -> bool {
+    let storage = |claim: &PersistentVolumeClaim, limits: bool| {
+        let resources = claim.spec.as_ref().and_then(|s| s.resources.as_ref());
+        let list = if limits {
+            resources.and_then(|r| r.limits.as_ref())
+        } else {
+            resources.and_then(|r| r.requests.as_ref())
+        };
+        list.and_then(|l| l.get("storage"))
+            .map(|q| crate::quantity::Quantity::parse(&q.0).map_err(|_| q.0.clone()))
+    };
+    [false, true].into_iter().any(|limits| storage(old, limits) != storage(new, limits))
+}
+
 /// The parts of the spec that both versions have.
 struct SharedSpec<'a> {
     replicas: Option<i32>,

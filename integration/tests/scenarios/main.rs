@@ -13,6 +13,7 @@ mod crds;
 mod crr;
 mod daemon;
 mod daemon_kit;
+mod daemonset;
 mod envmeta;
 mod kubectl;
 mod nodes;
@@ -110,6 +111,14 @@ fn main() -> ExitCode {
             run: |scene| Box::pin(service_api::rollout_in_place_through_rest(scene)),
         },
         Scenario {
+            name: "service_api::rollout_statefulset_in_place_through_rest",
+            run: |scene| Box::pin(service_api::rollout_statefulset_in_place_through_rest(scene)),
+        },
+        Scenario {
+            name: "service_api::rollout_daemonset_in_place_through_rest",
+            run: |scene| Box::pin(service_api::rollout_daemonset_in_place_through_rest(scene)),
+        },
+        Scenario {
             name: "cloneset::image_pre_download",
             run: |scene| Box::pin(cloneset_predownload::image_pre_download(scene)),
         },
@@ -136,6 +145,14 @@ fn main() -> ExitCode {
         Scenario {
             name: "statefulset::volume_claims_and_retention",
             run: |scene| Box::pin(statefulset::volume_claims_and_retention(scene)),
+        },
+        Scenario {
+            name: "statefulset::volume_claim_resize_on_rolling_update",
+            run: |scene| Box::pin(statefulset::volume_claim_resize_on_rolling_update(scene)),
+        },
+        Scenario {
+            name: "statefulset::ordinals_start",
+            run: |scene| Box::pin(statefulset::ordinals_start(scene)),
         },
         Scenario {
             name: "daemon::imagepulljob_over_three_nodes",
@@ -181,6 +198,31 @@ fn main() -> ExitCode {
         Scenario {
             name: "podprobe::marker_condition_follows_the_probe",
             run: |scene| Box::pin(podprobe::marker_condition_follows_the_probe(scene)),
+        },
+        Scenario {
+            name: "daemonset::covers_eligible_nodes",
+            run: |scene| Box::pin(daemonset::covers_eligible_nodes(scene)),
+        },
+        Scenario {
+            name: "daemonset::in_place_and_recreate_updates",
+            run: |scene| Box::pin(daemonset::in_place_and_recreate_updates(scene)),
+        },
+        Scenario {
+            name: "daemonset::canary_selector_partition_paused",
+            run: |scene| Box::pin(daemonset::canary_selector_partition_paused(scene)),
+        },
+        Scenario { name: "daemonset::surge_update", run: |scene| Box::pin(daemonset::surge_update(scene)) },
+        Scenario {
+            name: "daemonset::pre_delete_hook",
+            run: |scene| Box::pin(daemonset::pre_delete_hook(scene)),
+        },
+        Scenario {
+            name: "daemonset::validation_and_versions",
+            run: |scene| Box::pin(daemonset::validation_and_versions(scene)),
+        },
+        Scenario {
+            name: "daemonset::image_pre_download",
+            run: |scene| Box::pin(daemonset::image_pre_download(scene)),
         },
     ])
 }

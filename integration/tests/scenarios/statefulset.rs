@@ -712,20 +712,25 @@ pub async fn parallel_reserved_and_max_unavailable(scene: Scene) -> Result<(), S
     Ok(())
 }
 
-async fn create_volumes(kit: &StsKit, count: usize) {
+/// `count` hostPath PersistentVolumes of 1Gi named `<prefix>-<n>`, in StorageClass `class`
+/// when given.
+async fn create_volumes(kit: &StsKit, prefix: &str, count: usize, class: Option<&str>) {
     let api: Api<PersistentVolume> = Api::all(kit.kit.client.clone());
     for n in 0..count {
-        let volume: PersistentVolume = serde_json::from_value(json!({
+        let mut volume = json!({
             "apiVersion": "v1", "kind": "PersistentVolume",
-            "metadata": {"name": format!("sts-volume-{n}")},
+            "metadata": {"name": format!("{prefix}-{n}")},
             "spec": {
                 "capacity": {"storage": "1Gi"},
                 "accessModes": ["ReadWriteOnce"],
                 "persistentVolumeReclaimPolicy": "Retain",
-                "hostPath": {"path": format!("/tmp/kruise-sts-volume-{n}")}
+                "hostPath": {"path": format!("/tmp/kruise-{prefix}-{n}")}
             }
-        }))
-        .unwrap();
+        });
+        if let Some(class) = class {
+            volume["spec"]["storageClassName"] = json!(class);
+        }
+        let volume: PersistentVolume = serde_json::from_value(volume).unwrap();
         api.create(&PostParams::default(), &volume).await.unwrap();
     }
 }
@@ -776,7 +781,7 @@ async fn wait_claims(kit: &StsKit, set: &str, expected: &[&str]) {
 /// Delete`; deleted with the set with `whenDeleted: Delete`.
 pub async fn volume_claims_and_retention(scene: Scene) -> Result<(), Skip> {
     let kit = StsKit::start(&scene).await;
-    create_volumes(&kit, 12).await;
+    create_volumes(&kit, "sts-volume", 12, None).await;
     scene.note(
         "12 hostPath PersistentVolumes are created first: on the real tier the claims must bind before \
          kube-scheduler places the pods (PVC phases are not compared)",
@@ -1132,6 +1137,278 @@ pub async fn image_pre_download(scene: Scene) -> Result<(), Skip> {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     scene.observe("after rollout", "job deleted");
+    kit.shutdown().await;
+    Ok(())
+}
+
+/// The storage a PVC requests and the capacity its status reports.
+fn claim_sizes(claim: &PersistentVolumeClaim) -> (String, String) {
+    let request = claim
+        .spec
+        .as_ref()
+        .and_then(|s| s.resources.as_ref())
+        .and_then(|r| r.requests.as_ref())
+        .and_then(|r| r.get("storage"))
+        .map(|q| q.0.clone())
+        .unwrap_or_default();
+    let capacity = claim
+        .status
+        .as_ref()
+        .and_then(|s| s.capacity.as_ref())
+        .and_then(|c| c.get("storage"))
+        .map(|q| q.0.clone())
+        .unwrap_or_default();
+    (request, capacity)
+}
+
+/// The scenario's stand-in for a CSI resizer (nothing resizes volumes in the test clusters):
+/// while `enabled`, every PVC of `app` whose spec requests `size` gets `status.capacity` = `size`
+/// through the status subresource.
+struct Resizer {
+    enabled: Arc<std::sync::atomic::AtomicBool>,
+    resized: Arc<Mutex<BTreeSet<String>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Resizer {
+    fn start(claims: Api<PersistentVolumeClaim>, app: &str, size: &str) -> Self {
+        let enabled = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let resized: Arc<Mutex<BTreeSet<String>>> = Arc::default();
+        let (selector, size) = (format!("app={app}"), size.to_string());
+        let task = {
+            let (enabled, resized) = (enabled.clone(), resized.clone());
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    if !enabled.load(std::sync::atomic::Ordering::SeqCst) {
+                        continue;
+                    }
+                    let Ok(list) = claims.list(&ListParams::default().labels(&selector)).await else {
+                        continue;
+                    };
+                    for claim in list.items {
+                        let (request, capacity) = claim_sizes(&claim);
+                        if request != size || capacity == size {
+                            continue;
+                        }
+                        let patch = json!({"status": {"capacity": {"storage": size}}});
+                        let name = claim.name_any();
+                        if claims
+                            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                            .await
+                            .is_ok()
+                        {
+                            resized.lock().insert(name);
+                        }
+                    }
+                }
+            })
+        };
+        Self { enabled, resized, task }
+    }
+
+    fn enable(&self) {
+        self.enabled.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn resized(&self) -> Vec<String> {
+        self.resized.lock().iter().cloned().collect()
+    }
+}
+
+impl Drop for Resizer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// A StorageClass with no provisioner (the scenarios bring their own PersistentVolumes).
+async fn create_storage_class(kit: &StsKit, name: &str, allow_expansion: bool) {
+    let api: Api<DynamicObject> = Api::all_with(
+        kit.kit.client.clone(),
+        &ApiResource {
+            group: "storage.k8s.io".into(),
+            version: "v1".into(),
+            api_version: "storage.k8s.io/v1".into(),
+            kind: "StorageClass".into(),
+            plural: "storageclasses".into(),
+        },
+    );
+    let class: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": "kubernetes.io/no-provisioner",
+        "volumeBindingMode": "Immediate",
+        "allowVolumeExpansion": allow_expansion,
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &class).await.unwrap();
+}
+
+/// A set whose `data` claim template of `size` is in `class` and follows the template on rolling
+/// update (`volumeClaimUpdateStrategy: OnPodRollingUpdate`).
+fn with_resizable_claims(class: &str, size: &str) -> Value {
+    json!({
+        "podManagementPolicy": "Parallel",
+        "template": {"spec": {"containers": [{
+            "name": "main", "image": "nginx:1.25", "volumeMounts": [{"name": "data", "mountPath": "/data"}]
+        }]}},
+        "volumeClaimTemplates": [{
+            "metadata": {"name": "data"},
+            "spec": {
+                "storageClassName": class,
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": size}}
+            }
+        }],
+        "volumeClaimUpdateStrategy": {"type": "OnPodRollingUpdate"},
+    })
+}
+
+/// PVC resize on rolling update (gate `StatefulSetAutoResizePVCGate` on for this manager):
+/// growing the claim template from 1Gi to 2Gi together with the image expands each pod's PVC
+/// (same PVC, `spec.resources.requests` 2Gi, annotated with the set) and rolls the pod only once
+/// its PVC reports the new capacity. Nothing resizes volumes in the test clusters, so the
+/// scenario plays the CSI resizer: it sets the PVC's `status.capacity` (status subresource) once
+/// it sees the request grow, and holds that back at first to show the pods wait for it. The
+/// webhook defaults `volumeClaimUpdateStrategy` to `OnDelete` and refuses resizing a template
+/// whose StorageClass has `allowVolumeExpansion: false`.
+pub async fn volume_claim_resize_on_rolling_update(scene: Scene) -> Result<(), Skip> {
+    let gates = "ImagePullJobGate=true,StatefulSetAutoResizePVCGate=true";
+    let kit = StsKit::start_with(&scene, ManagerSpec::in_process().with_feature_gates(gates)).await;
+    create_storage_class(&kit, "sts-expandable", true).await;
+    create_storage_class(&kit, "sts-fixed", false).await;
+    create_volumes(&kit, "sts-resize-volume", 2, Some("sts-expandable")).await;
+    scene.note(
+        "the scenario plays the CSI resizer: it patches PVC status.capacity once it sees the request grow \
+         (nothing resizes volumes in the test clusters)",
+    );
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(kit.kit.client.clone(), "default");
+
+    // The webhook defaults the strategy with the gate on.
+    kit.create(statefulset("plain", 0, "nginx:1.25", json!({}))).await.unwrap();
+    let plain = serde_json::to_value(kit.sets.get("plain").await.unwrap().spec).unwrap();
+    assert_eq!(plain["volumeClaimUpdateStrategy"], json!({"type": "OnDelete"}));
+    scene.observe("defaulted strategy", &plain["volumeClaimUpdateStrategy"]);
+
+    // A class without expansion: resizing its template is refused with the field path.
+    kit.create(statefulset("fixed", 0, "nginx:1.25", with_resizable_claims("sts-fixed", "1Gi")))
+        .await
+        .unwrap();
+    let refused = kit
+        .patch(
+            "fixed",
+            json!({"spec": {"volumeClaimTemplates": [with_resizable_claims("sts-fixed", "2Gi")["volumeClaimTemplates"][0]]}}),
+        )
+        .await
+        .expect_err("sts-fixed forbids expansion");
+    let kube::Error::Api(status) = refused else { panic!("not an API error: {refused}") };
+    assert_eq!(status.code, 422, "{status:?}");
+    assert!(
+        status.message.contains("spec.volumeClaimTemplates[0].spec.resources.requests.storage")
+            && status.message.contains("does not support volume expansion"),
+        "{}",
+        status.message
+    );
+    scene.observe("resize on a fixed class", json!({"code": status.code, "refused": true}));
+
+    let resizer = Resizer::start(claims.clone(), "grow", "2Gi");
+    kit.create(statefulset("grow", 2, "nginx:1.25", with_resizable_claims("sts-expandable", "1Gi")))
+        .await
+        .unwrap();
+    let (_, pods) = kit.wait_settled("grow", 2).await;
+    wait_claims(&kit, "grow", &["data-grow-0", "data-grow-1"]).await;
+    let before_pods = uids(&pods);
+    let claim_uids = |list: Vec<PersistentVolumeClaim>| -> BTreeSet<String> {
+        list.iter().filter_map(|claim| claim.uid()).collect()
+    };
+    let before_claims =
+        claim_uids(claims.list(&ListParams::default().labels("app=grow")).await.unwrap().items);
+
+    let mut grown = with_resizable_claims("sts-expandable", "2Gi");
+    grown["template"]["spec"]["containers"][0]["image"] = json!("nginx:1.26");
+    kit.patch("grow", json!({"spec": grown})).await.unwrap();
+    // The PVCs are expanded first; without the new capacity no pod is rolled.
+    let deadline = Instant::now() + SETTLE;
+    loop {
+        let requests: Vec<String> = claims
+            .list(&ListParams::default().labels("app=grow"))
+            .await
+            .unwrap()
+            .items
+            .iter()
+            .map(|c| claim_sizes(c).0)
+            .collect();
+        if requests.iter().any(|r| r == "2Gi") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no PVC of grow was expanded: {requests:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let waiting = kit.pods_of("grow").await;
+    assert_eq!(uids(&waiting), before_pods, "no pod rolls before its PVC reports the new capacity");
+    assert!(waiting.iter().all(|pod| image_of(pod) == "nginx:1.25"));
+    scene.observe("before the resize completes", "PVC requests grown, pods not rolled");
+
+    resizer.enable();
+    let (_, pods) = kit.wait_settled("grow", 2).await;
+    assert!(uids(&pods).is_disjoint(&before_pods), "ReCreate: every pod was replaced");
+    assert!(pods.iter().all(|pod| image_of(pod) == "nginx:1.26"));
+    let after = claims.list(&ListParams::default().labels("app=grow")).await.unwrap().items;
+    for claim in &after {
+        assert_eq!(claim_sizes(claim), ("2Gi".to_string(), "2Gi".to_string()), "{}", claim.name_any());
+        assert_eq!(claim.annotations().get("apps.kruise.io/owned-by-asts").map(String::as_str), Some("grow"));
+    }
+    assert_eq!(claim_uids(after), before_claims, "the PVCs are expanded, not recreated");
+    assert_eq!(resizer.resized(), ["data-grow-0", "data-grow-1"]);
+    scene.observe("after the rollout", json!({"requests": "2Gi", "samePvcs": true, "podsReplaced": 2}));
+
+    kit.shutdown().await;
+    Ok(())
+}
+
+/// `spec.ordinals.start` (gate `StatefulSetStartOrdinal` on for this manager): pods are numbered
+/// from the start, the highest goes first on scale-down, and `reserveOrdinals` name absolute
+/// ordinals (a reserved one inside the range is skipped and the range grows past it).
+pub async fn ordinals_start(scene: Scene) -> Result<(), Skip> {
+    let gates = "ImagePullJobGate=true,StatefulSetStartOrdinal=true";
+    let kit = StsKit::start_with(&scene, ManagerSpec::in_process().with_feature_gates(gates)).await;
+    let journal = kit.journal("ord");
+    kit.create(statefulset("ord", 3, "nginx:1.25", json!({"ordinals": {"start": 5}}))).await.unwrap();
+    let (_, pods) = kit.wait_settled("ord", 3).await;
+    assert_eq!(names(&pods), ["ord-5", "ord-6", "ord-7"]);
+    for pod in &pods {
+        assert_eq!(pod.labels()["apps.kubernetes.io/pod-index"], ordinal(pod).to_string());
+        assert_eq!(pod.spec.as_ref().unwrap().hostname.as_deref(), Some(pod.name_any().as_str()));
+    }
+    let before_7 = journal.when_created("ord-7").unwrap();
+    assert!(before_7.get("ord-6").is_some_and(|v| v.ready), "OrderedReady from the start ordinal");
+    scene.observe("start 5, replicas 3", names(&pods));
+
+    kit.patch("ord", json!({"spec": {"replicas": 2}})).await.unwrap();
+    let (_, pods) = kit.wait_settled("ord", 2).await;
+    assert_eq!(names(&pods), ["ord-5", "ord-6"]);
+    scene.observe("replicas 2", names(&pods));
+
+    let kept = pods[0].uid();
+    kit.patch("ord", json!({"spec": {"reserveOrdinals": [6]}})).await.unwrap();
+    let (_, pods) = kit
+        .wait_for("ord", "ord-6 reserved: ord-5 and ord-7", |set, pods| {
+            settled(set, pods, 2) && names(pods) == ["ord-5", "ord-7"]
+        })
+        .await;
+    assert_eq!(pods[0].uid(), kept, "ord-5 is untouched");
+    scene.observe("reserve 6, replicas 2", names(&pods));
+
+    kit.patch("ord", json!({"spec": {"replicas": 3}})).await.unwrap();
+    let (_, pods) = kit
+        .wait_for("ord", "ord-5, ord-7, ord-8", |set, pods| {
+            settled(set, pods, 3) && names(pods) == ["ord-5", "ord-7", "ord-8"]
+        })
+        .await;
+    scene.observe("reserve 6, replicas 3", names(&pods));
+
     kit.shutdown().await;
     Ok(())
 }

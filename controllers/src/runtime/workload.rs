@@ -1,0 +1,210 @@
+//! What the workload controllers (CloneSet, Advanced StatefulSet, Advanced DaemonSet) share
+//! around kube-runtime's `Controller`: the cached watches of the objects they read, the watch of
+//! the workload itself (which tells when its first list is complete and feeds the pending-queue
+//! gauge), the task that declares the caches synced, the mapping of a reconcile's outcome to the
+//! next action with its metrics, and the loop that drains the controller's stream.
+//!
+//! Each controller keeps what is its own: the context, the mappers from a watched object to the
+//! workloads it wakes, and the reconcile.
+
+use std::{
+    fmt::{Debug, Display},
+    future::Future,
+    time::{Duration, Instant},
+};
+
+use futures::{Stream, StreamExt};
+use kube::{
+    Api, Client, Resource,
+    runtime::{
+        WatchStreamExt,
+        controller::Action,
+        reflector::{self, ObjectRef, Store},
+        watcher,
+    },
+};
+use serde::de::DeserializeOwned;
+use tokio::{sync::watch, task::JoinHandle};
+
+use super::{Metrics, queue::PendingQueue, store_sync::until_synced};
+use crate::ControllerError;
+
+/// How soon a reconcile that ran before the caches were synced is tried again.
+pub const NOT_SYNCED_RETRY: Duration = Duration::from_millis(200);
+/// Shortest requeue a reconcile may ask for.
+pub const MIN_REQUEUE: Duration = Duration::from_millis(50);
+/// Resync period of a workload that asked for nothing.
+pub const RESYNC: Duration = Duration::from_secs(300);
+/// Retry delay after a failed reconcile.
+pub const ERROR_RETRY: Duration = Duration::from_secs(1);
+
+/// A cache of every object of kind `K` in the cluster and the stream of objects that changed,
+/// for `Controller::watches_stream`.
+pub fn cached_watch<K>(
+    client: &Client,
+) -> (Store<K>, impl Stream<Item = Result<K, watcher::Error>> + Send + use<K>)
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    let (store, writer) = reflector::store::<K>();
+    let stream = watcher(Api::<K>::all(client.clone()), watcher::Config::default())
+        .default_backoff()
+        .reflect(writer)
+        .touched_objects();
+    (store, stream)
+}
+
+/// Becomes true once the workload watch delivered its first complete list.
+///
+/// The `Controller` itself waits on the workload store's readiness; a second waiter on the same
+/// store could take its wake-up (see [`super::store_sync`]), so readiness reads the stream.
+pub struct Listed(watch::Receiver<bool>);
+
+/// The watch of the workload kind `K`: its cache, the stream for `Controller::for_stream`
+/// (each changed workload marked pending in `queue` under `key`), and when it is listed.
+pub fn workload_watch<K>(
+    client: &Client,
+    queue: PendingQueue,
+    key: fn(&K) -> String,
+) -> (Store<K>, impl Stream<Item = Result<K, watcher::Error>> + Send + use<K>, Listed)
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    let (store, writer) = reflector::store::<K>();
+    let (listed, listed_rx) = watch::channel(false);
+    let stream = watcher(Api::<K>::all(client.clone()), watcher::Config::default())
+        .default_backoff()
+        .reflect(writer)
+        .inspect(move |event| {
+            if matches!(event, Ok(watcher::Event::InitDone)) {
+                listed.send_replace(true);
+            }
+        })
+        .touched_objects()
+        .inspect(move |result| {
+            if let Ok(object) = result {
+                queue.triggered(key(object));
+            }
+        });
+    (store, stream, Listed(listed_rx))
+}
+
+/// Marks the workloads `refs` pending in `queue` and hands them on (a watch mapper's tail).
+pub fn triggered<K: Resource>(queue: &PendingQueue, refs: Vec<ObjectRef<K>>) -> Vec<ObjectRef<K>> {
+    for owner in &refs {
+        queue.triggered(format!("{}/{}", owner.namespace.as_deref().unwrap_or_default(), owner.name));
+    }
+    refs
+}
+
+/// Waits for every store in `stores` (each given as its [`until_synced`] future) and for the
+/// workload list, then calls `synced`. Abort the returned task when the controller stops.
+pub fn when_synced(
+    controller: &'static str,
+    stores: Vec<std::pin::Pin<Box<dyn Future<Output = bool> + Send>>>,
+    listed: Listed,
+    synced: impl FnOnce() + Send + 'static,
+) -> JoinHandle<()> {
+    let Listed(mut listed) = listed;
+    tokio::spawn(async move {
+        for store in stores {
+            let _ = store.await;
+        }
+        let _ = listed.wait_for(|listed| *listed).await;
+        tracing::info!(controller, "controller caches synced");
+        synced();
+    })
+}
+
+/// The [`until_synced`] future of a store, boxed for [`when_synced`].
+pub fn store_synced<K>(store: &Store<K>) -> std::pin::Pin<Box<dyn Future<Output = bool> + Send>>
+where
+    K: Resource + Clone + Send + Sync + 'static,
+    K::DynamicType: std::hash::Hash + Eq + Clone + Send + Sync,
+{
+    let store = store.clone();
+    Box::pin(async move { until_synced(&store).await })
+}
+
+/// The next action after a reconcile that started at `started` and asked to look again after
+/// `Ok(Some(d))` (or only on the next event, `Ok(None)`), recorded in the reconcile metrics.
+pub fn reconciled(
+    metrics: &Metrics,
+    controller: &str,
+    started: Instant,
+    outcome: Result<Option<Duration>, ControllerError>,
+) -> Result<Action, ControllerError> {
+    let seconds = started.elapsed().as_secs_f64();
+    match outcome {
+        Ok(requeue_after) => {
+            let result = if requeue_after.is_some() { "requeue" } else { "success" };
+            metrics.reconciled(controller, result, seconds);
+            Ok(next_action(requeue_after))
+        }
+        Err(error) => {
+            metrics.reconciled(controller, "error", seconds);
+            Err(error)
+        }
+    }
+}
+
+/// The requeue a reconcile asked for, at least [`MIN_REQUEUE`]; [`RESYNC`] when it asked for none.
+pub fn next_action(requeue_after: Option<Duration>) -> Action {
+    match requeue_after {
+        Some(after) => Action::requeue(after.max(MIN_REQUEUE)),
+        None => Action::requeue(RESYNC),
+    }
+}
+
+/// Runs a controller's output stream to its end, logging its errors at debug level (failed
+/// reconciles are logged by the error policies).
+pub async fn drain<T, E: Display>(controller: &'static str, stream: impl Stream<Item = Result<T, E>>) {
+    stream
+        .for_each(|result| {
+            if let Err(error) = result {
+                tracing::debug!(controller, %error, "controller event");
+            }
+            futures::future::ready(())
+        })
+        .await;
+}
+
+/// Test helpers of the workload controllers.
+#[cfg(test)]
+pub mod testing {
+    use kube::runtime::watcher::Event;
+
+    use super::*;
+
+    /// A store that listed exactly `objects`.
+    pub fn listed_store<K>(objects: Vec<K>) -> Store<K>
+    where
+        K: Resource<DynamicType = ()> + Clone + 'static,
+    {
+        let (store, mut writer) = reflector::store::<K>();
+        writer.apply_watcher_event(&Event::Init);
+        for object in objects {
+            writer.apply_watcher_event(&Event::InitApply(object));
+        }
+        writer.apply_watcher_event(&Event::InitDone);
+        store
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_action_table() {
+        let cases = [
+            (None, RESYNC),
+            (Some(Duration::from_secs(3)), Duration::from_secs(3)),
+            (Some(Duration::from_millis(1)), MIN_REQUEUE),
+            (Some(Duration::ZERO), MIN_REQUEUE),
+        ];
+        for (asked, expected) in cases {
+            assert_eq!(next_action(asked), Action::requeue(expected), "asked {asked:?}");
+        }
+    }
+}
