@@ -11,15 +11,15 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::store::{Outcome, RolloutState, TaskState};
 
-/// The workload kinds a rollout can name. Only CloneSet is served today; the Advanced
-/// StatefulSet and Advanced DaemonSet controllers come later and are refused with 422 until then.
+/// The workload kinds a rollout can name. All three share the partitioned rolling update: a
+/// partition keeps some pods (for a DaemonSet, nodes) at the previous revision until promoted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub enum WorkloadKind {
     /// `apps.kruise.io/v1beta1` CloneSet.
     CloneSet,
     /// `apps.kruise.io/v1beta1` (Advanced) StatefulSet.
     StatefulSet,
-    /// `apps.kruise.io/v1alpha1` (Advanced) DaemonSet.
+    /// `apps.kruise.io/v1beta1` (Advanced) DaemonSet.
     DaemonSet,
 }
 
@@ -99,16 +99,19 @@ impl PodUpdatePolicy {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RolloutStrategy {
-    /// How each pod is updated.
+    /// How each pod is updated (a DaemonSet takes ReCreate, its Standard update, or
+    /// InPlaceIfPossible).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod_update_policy: Option<PodUpdatePolicy>,
-    /// Pods (count, or percentage of replicas) kept at the previous revision; promote lowers it.
+    /// Pods (count, or percentage of replicas; for a DaemonSet, of the nodes that should run a
+    /// pod) kept at the previous revision; promote lowers it. A StatefulSet's partition is an
+    /// ordinal, so a percentage is written as the count it means now (rounded up).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<IntOrPercent>,
     /// Most pods unavailable during the update.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<IntOrPercent>,
-    /// Most pods above the desired count during the update.
+    /// Most pods above the desired count during the update (not for a StatefulSet).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<IntOrPercent>,
     /// Start paused (resume to go on).
@@ -170,7 +173,7 @@ pub struct PromoteRequest {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Progress {
-    /// Desired pods.
+    /// Desired pods (for a DaemonSet, the nodes that should run one).
     pub replicas: i32,
     /// Pods at the new revision.
     pub updated: i32,

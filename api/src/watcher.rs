@@ -5,42 +5,55 @@
 //! ([`crate::operations::reconcile_tasks`]): their results and transitions, and the next batch
 //! of a workload's recreate.
 //!
-//! It reacts to CloneSet watch events (a Kubernetes watch over all namespaces) and also re-checks
-//! every `interval`, which covers deleted workloads and a watch that is reconnecting. Transitions
-//! are compare-and-set in the store, so several API replicas watching at once record each
-//! transition once.
+//! It reacts to CloneSet, StatefulSet and DaemonSet watch events (Kubernetes watches over all
+//! namespaces) and also re-checks every `interval`, which covers deleted workloads and a watch
+//! that is reconnecting. Transitions are compare-and-set in the store, so several API replicas
+//! watching at once record each transition once.
 
-use std::{collections::HashMap, future::Future, time::Duration};
+use std::{future::Future, time::Duration};
 
 use futures::StreamExt;
-use kruise_crds::apps::v1beta1::CloneSet;
+use kruise_crds::apps::v1beta1::{CloneSet, DaemonSet, StatefulSet};
 use kube::{
-    Api,
+    Api, Client,
     runtime::{WatchStreamExt, watcher},
 };
+use tokio::{sync::mpsc, task::JoinHandle};
 
 use crate::{
-    operations::{Operations, WATCHER_ACTOR},
+    operations::{Live, Operations, PodCounts, WATCHER_ACTOR},
     store::{NewTransition, RolloutRow, now},
-    workload::cloneset as cs,
+    workload::RolloutTarget,
 };
 
-/// Runs until `shutdown` completes.
-pub async fn run(ops: Operations, interval: Duration, shutdown: impl Future<Output = ()>) {
-    let (events_tx, mut events) = tokio::sync::mpsc::channel::<()>(1);
-    let client = ops.client().clone();
-    let watch = tokio::spawn(async move {
-        let api: Api<CloneSet> = Api::all(client);
+/// Watches every workload of kind `W` and signals `events` at each change (a full channel
+/// already holds a signal, which is enough).
+fn watch_kind<W: RolloutTarget>(client: Client, events: mpsc::Sender<()>) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let api: Api<W> = Api::all(client);
         let mut stream = watcher(api, watcher::Config::default()).default_backoff().boxed();
         while let Some(event) = stream.next().await {
             match event {
                 Ok(_) => {
-                    let _ = events_tx.try_send(());
+                    let _ = events.try_send(());
                 }
-                Err(error) => tracing::debug!(%error, "CloneSet watch error (retrying)"),
+                Err(error) => {
+                    tracing::debug!(%error, kind = W::KIND.as_str(), "workload watch error (retrying)")
+                }
             }
         }
-    });
+    })
+}
+
+/// Runs until `shutdown` completes.
+pub async fn run(ops: Operations, interval: Duration, shutdown: impl Future<Output = ()>) {
+    let (events_tx, mut events) = mpsc::channel::<()>(1);
+    let client = ops.client().clone();
+    let watches = [
+        watch_kind::<CloneSet>(client.clone(), events_tx.clone()),
+        watch_kind::<StatefulSet>(client.clone(), events_tx.clone()),
+        watch_kind::<DaemonSet>(client, events_tx),
+    ];
     tokio::pin!(shutdown);
     let mut tick = tokio::time::interval(interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -57,7 +70,9 @@ pub async fn run(ops: Operations, interval: Duration, shutdown: impl Future<Outp
         reconcile_all(&ops).await;
         crate::operations::reconcile_tasks(&ops).await;
     }
-    watch.abort();
+    for watch in watches {
+        watch.abort();
+    }
 }
 
 /// One pass over every running rollout.
@@ -69,29 +84,19 @@ pub async fn reconcile_all(ops: &Operations) {
             return;
         }
     };
-    let mut sets: HashMap<(String, String), Option<CloneSet>> = HashMap::new();
     for row in rows {
-        let key = (row.namespace.clone(), row.workload_name.clone());
-        if !sets.contains_key(&key) {
-            let api: Api<CloneSet> = Api::namespaced(ops.client().clone(), &row.namespace);
-            match api.get_opt(&row.workload_name).await {
-                Ok(set) => {
-                    sets.insert(key.clone(), set);
-                }
-                Err(error) => {
-                    tracing::debug!(%error, rollout = %row.id, "rollout watcher: cannot read the workload");
-                    continue;
-                }
+        match ops.live(&row, PodCounts::WhenEnded).await {
+            Ok(live) => reconcile(ops, &row, live).await,
+            Err(error) => {
+                tracing::debug!(%error, rollout = %row.id, "rollout watcher: cannot read the workload")
             }
         }
-        let set = sets.get(&key).and_then(Option::as_ref);
-        reconcile(ops, &row, set).await;
     }
 }
 
-async fn reconcile(ops: &Operations, row: &RolloutRow, set: Option<&CloneSet>) {
+async fn reconcile(ops: &Operations, row: &RolloutRow, live: Live) {
     let stored = row.state();
-    let derived = cs::derive(stored, row.generation, row.revision.as_deref(), set);
+    let Live { derived, progress, .. } = live;
     if row.revision.is_none()
         && let Some(revision) = &derived.revision
         && let Err(error) = ops.store().set_rollout_revision(&row.id, revision).await
@@ -101,19 +106,6 @@ async fn reconcile(ops: &Operations, row: &RolloutRow, set: Option<&CloneSet>) {
     if derived.state == stored {
         return;
     }
-    let progress = match set {
-        Some(set) => {
-            let pods = if derived.state.is_terminal() { ops_pods(ops, set).await } else { None };
-            serde_json::to_value(cs::progress(
-                set,
-                derived.revision.as_deref(),
-                pods.as_deref(),
-                row.created_at,
-            ))
-            .ok()
-        }
-        None => None,
-    };
     let transition = NewTransition {
         rollout_id: row.id.clone(),
         time: now(),
@@ -122,7 +114,7 @@ async fn reconcile(ops: &Operations, row: &RolloutRow, set: Option<&CloneSet>) {
         actor: WATCHER_ACTOR.into(),
         reason: derived.reason.into(),
         message: derived.message.clone(),
-        progress,
+        progress: progress.and_then(|p| serde_json::to_value(p).ok()),
     };
     match ops.store().transition(stored, derived.revision.as_deref(), &transition).await {
         Ok(true) => {
@@ -130,6 +122,7 @@ async fn reconcile(ops: &Operations, row: &RolloutRow, set: Option<&CloneSet>) {
             tracing::info!(
                 rollout = %row.id,
                 namespace = %row.namespace,
+                kind = %row.workload_kind,
                 workload = %row.workload_name,
                 from = stored.as_str(),
                 to = derived.state.as_str(),
@@ -142,8 +135,4 @@ async fn reconcile(ops: &Operations, row: &RolloutRow, set: Option<&CloneSet>) {
             tracing::warn!(%error, rollout = %row.id, "rollout watcher: could not record a transition")
         }
     }
-}
-
-async fn ops_pods(ops: &Operations, set: &CloneSet) -> Option<Vec<k8s_openapi::api::core::v1::Pod>> {
-    ops.pods_for_progress(set).await
 }

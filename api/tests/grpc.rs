@@ -182,6 +182,17 @@ async fn refusals_have_their_codes(env: &Env, channel: &Channel) {
     kindless.workload = Some(proto::WorkloadRef { kind: 0, name: "web".into() });
     let status = rollouts.create(create(Some(ADMIN), "default", kindless)).await.unwrap_err();
     assert_eq!(fields(&status), ["workload.kind"], "{status:?}");
+    // StatefulSet and DaemonSet rollouts reach the same operations, which read that kind.
+    for (kind, name) in
+        [(proto::WorkloadKind::StatefulSet, "StatefulSet"), (proto::WorkloadKind::DaemonSet, "DaemonSet")]
+    {
+        let mut other = rollout_spec("nginx:1.26");
+        other.workload = Some(proto::WorkloadRef { kind: kind as i32, name: "web".into() });
+        let status = rollouts.create(create(Some(ADMIN), "default", other)).await.unwrap_err();
+        let violations = rpc::field_violations(&status);
+        assert_eq!(fields(&status), ["workload.name"], "{status:?}");
+        assert!(violations[0].description.contains(&format!("{name} \"web\" not found")), "{status:?}");
+    }
     let status = rollouts
         .create(call(
             proto::CreateRolloutRequest { namespace: "default".into(), rollout: None, idempotency_key: None },

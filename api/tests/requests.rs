@@ -126,11 +126,11 @@ async fn bad_rollout_requests(env: &Env) {
             vec!["strategy.partiton"],
         ),
         (
-            "statefulset",
+            "statefulset-not-found",
             Some(with(&["workload", "kind"], json!("StatefulSet")).to_string()),
             vec![],
             422,
-            vec!["workload.kind"],
+            vec!["workload.name"],
         ),
         (
             "deployment",

@@ -5,10 +5,20 @@
 # document (openapi/kruise-api.json) except the stateful ones, with a bounded budget. Fails on a
 # 5xx, a response that does not match the document, or any other failed check.
 #
+# Operations on an `{id}` only answer 404 to random ids, so before fuzzing it seeds the cluster
+# and the API (five CloneSets: one rollout paused at its partition for each of pause, resume,
+# promote and abort, since promote and abort end a rollout; one finished rollout; an image pull
+# and a recreate) and hands their ids and namespace to schemathesis as dictionaries bound to the
+# `id` and `namespace` path parameters of those operations (3 in 4 generated values each; the
+# rest stay random, so the 404 paths are still fuzzed). The event stream only gets the finished
+# rollout: a running one streams until it ends. At the end it prints how many answers of each
+# status class every operation got.
+#
 #   api/tools/fuzz.sh [path/to/kruise]     # default: $CARGO_TARGET_DIR/debug/kruise
 #
 # Env: KRUISE_FUZZ_MAX_EXAMPLES (default 50 per operation), KRUISE_FUZZ_SEED (default 1, so a
-# failure reproduces), KRUISE_FUZZ_VENV (default ~/.cache/kruise-rs/venv).
+# failure reproduces), KRUISE_FUZZ_VENV (default ~/.cache/kruise-rs/venv), KRUISE_FUZZ_SEED_DATA
+# (default 1; 0 fuzzes with random ids only). Needs kubectl for the seeding.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -43,6 +53,99 @@ done
 [[ -s "$work/data/endpoints.json" ]] || { cat "$work/up.log" >&2; echo "kruise up wrote no endpoints.json" >&2; exit 1; }
 rest=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rest"])' "$work/data/endpoints.json")
 token=$(head -n 1 "$work/data/api-token")
+export KUBECONFIG="$work/data/kubeconfig"
+
+# POSTs $2 (JSON) to the service API path $1 and prints the new object's id.
+api_create() {
+  curl -sSf -X POST "$rest$1" -H "Authorization: Bearer $token" -H 'content-type: application/json' -d "$2" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'
+}
+
+# Waits (up to 60 s) until $1 answers GET with a JSON whose field $2 is one of $3 (space-separated).
+api_wait() {
+  for _ in $(seq 1 120); do
+    if curl -sSf "$rest$1" -H "Authorization: Bearer $token" |
+      python3 -c 'import json,sys; sys.exit(json.load(sys.stdin).get(sys.argv[1]) not in sys.argv[2].split())' "$2" "$3"; then
+      return 0
+    fi
+    sleep 0.5
+  done
+  echo "timed out waiting for $1 to reach $2 in {$3}" >&2
+  return 1
+}
+
+config="$work/schemathesis.toml"
+if [[ "${KRUISE_FUZZ_SEED_DATA:-1}" == 1 ]]; then
+  echo "seeding: CloneSets, rollouts, an image pull and a recreate"
+  actions=(pause resume promote abort)
+  for name in "${actions[@]/#/fuzz-}" fuzz-done; do
+    kubectl apply -f - >/dev/null <<YAML
+apiVersion: apps.kruise.io/v1beta1
+kind: CloneSet
+metadata: {name: $name, namespace: default}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: $name}}
+  template:
+    metadata: {labels: {app: $name}}
+    spec:
+      readinessGates: [{conditionType: InPlaceUpdateReady}]
+      containers: [{name: main, image: "nginx:1.25"}]
+  updateStrategy: {rollingUpdate: {podUpdatePolicy: InPlaceIfPossible}}
+YAML
+  done
+  for name in "${actions[@]/#/fuzz-}" fuzz-done; do
+    kubectl wait --for=jsonpath='{.status.readyReplicas}'=2 "clonesets.apps.kruise.io/$name" --timeout=60s >/dev/null
+  done
+  held=()
+  for action in "${actions[@]}"; do
+    id=$(api_create /v1/namespaces/default/rollouts \
+      '{"workload": {"kind": "CloneSet", "name": "fuzz-'"$action"'"}, "images": {"main": "nginx:1.26"}, "strategy": {"partition": 1}}')
+    api_wait "/v1/namespaces/default/rollouts/$id" state "Paused"
+    held+=("$id")
+  done
+  done_id=$(api_create /v1/namespaces/default/rollouts \
+    '{"workload": {"kind": "CloneSet", "name": "fuzz-done"}, "images": {"main": "nginx:1.26"}}')
+  api_wait "/v1/namespaces/default/rollouts/$done_id" state "Succeeded"
+  node=$(kubectl get nodes -o 'jsonpath={.items[0].metadata.name}')
+  pull_id=$(api_create /v1/namespaces/default/image-pulls \
+    '{"images": ["busybox:1.36"], "nodeSelector": {"names": ["'"$node"'"]}}')
+  pod=$(kubectl get pods -l app=fuzz-done -o 'jsonpath={.items[0].metadata.name}')
+  recreate_id=$(api_create /v1/namespaces/default/recreates \
+    '{"pod": "'"$pod"'", "containers": ["main"]}')
+  echo "seeded: rollouts ${held[*]} (paused; for ${actions[*]}) and $done_id (succeeded), image pull $pull_id, recreate $recreate_id"
+  python3 - "$config" "${held[@]}" "$done_id" "$pull_id" "$recreate_id" <<'PY'
+import json, sys
+path, pause, resume, promote, abort, done, pull, recreate = sys.argv[1:]
+def values(*items):
+    return "[" + ", ".join(json.dumps(i) for i in items) + "]"
+mostly = lambda name: '{ dictionary = "%s", probability = 0.75 }' % name
+sections = [
+    ("/v1/namespaces/{namespace}/rollouts/{id}", "rollout-ids"),
+    ("/v1/namespaces/{namespace}/rollouts/{id}/pause", "pause-ids"),
+    ("/v1/namespaces/{namespace}/rollouts/{id}/resume", "resume-ids"),
+    ("/v1/namespaces/{namespace}/rollouts/{id}/promote", "promote-ids"),
+    ("/v1/namespaces/{namespace}/rollouts/{id}/abort", "abort-ids"),
+    ("/v1/namespaces/{namespace}/rollouts/{id}/events", "done-rollout-ids"),
+    ("/v1/namespaces/{namespace}/image-pulls/{id}", "image-pull-ids"),
+    ("/v1/namespaces/{namespace}/recreates/{id}", "recreate-ids"),
+]
+with open(path, "w") as out:
+    out.write("[dictionaries]\n")
+    out.write(f"namespaces = {{ values = {values('default')} }}\n")
+    out.write(f"rollout-ids = {{ values = {values(pause, resume, promote, abort, done)} }}\n")
+    for action, id in [("pause", pause), ("resume", resume), ("promote", promote), ("abort", abort)]:
+        out.write(f"{action}-ids = {{ values = {values(id)} }}\n")
+    out.write(f"done-rollout-ids = {{ values = {values(done)} }}\n")
+    out.write(f"image-pull-ids = {{ values = {values(pull)} }}\n")
+    out.write(f"recreate-ids = {{ values = {values(recreate)} }}\n")
+    for operation, dictionary in sections:
+        out.write(f"\n[[operations]]\ninclude-path = {json.dumps(operation)}\n")
+        out.write(f'parameters = {{ "path.id" = {mostly(dictionary)}, "path.namespace" = {mostly("namespaces")} }}\n')
+PY
+else
+  : >"$config"
+fi
 echo "fuzzing $rest"
 
 # Excluded checks, each for a reason:
@@ -57,7 +160,8 @@ echo "fuzzing $rest"
 # Run from the temp dir: schemathesis keeps its example database in ./.schemathesis.
 schema="$PWD/openapi/kruise-api.json"
 cd "$work"
-timeout 900 "$venv/bin/schemathesis" run "$schema" \
+status=0
+timeout 900 "$venv/bin/schemathesis" --config-file "$config" run "$schema" \
   --url "$rest" \
   --header "Authorization: Bearer $token" \
   --phases examples,coverage,fuzzing \
@@ -68,5 +172,28 @@ timeout 900 "$venv/bin/schemathesis" run "$schema" \
   --request-timeout 10 \
   --workers 2 \
   --suppress-health-check all \
-  --report junit --report-dir "$work/report" \
-  --output-truncate true
+  --report junit,har --report-dir "$work/report" --report-har-path "$work/report/fuzz.har" \
+  --output-truncate true || status=$?
+
+# Answers per documented operation and status class, from the HAR report.
+python3 - "$schema" "$work/report/fuzz.har" <<'PY' || true
+import collections, json, re, sys, urllib.parse
+schema, har = sys.argv[1:]
+paths = json.load(open(schema))["paths"]
+templates = [
+    (re.compile("^" + re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(p)) + "$"), p) for p in paths
+]
+counts = collections.defaultdict(collections.Counter)
+for entry in json.load(open(har))["log"]["entries"]:
+    path = urllib.parse.urlsplit(entry["request"]["url"]).path
+    method = entry["request"]["method"]
+    for pattern, template in templates:
+        if pattern.match(path) and method.lower() in paths[template]:
+            status = entry["response"]["status"]
+            counts[f"{method} {template}"][f"{status // 100}xx" if status else "none"] += 1
+            break
+print("answers per operation (status class: count):")
+for operation in sorted(counts):
+    print(f"  {operation}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts[operation].items())))
+PY
+exit "$status"

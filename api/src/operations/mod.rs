@@ -18,6 +18,7 @@ mod tasks;
 pub use image_pulls::CreatedImagePull;
 pub use recreates::CreatedRecreate;
 pub use rollouts::{CreatedRollout, RolloutAction, WATCHER_ACTOR};
+pub(crate) use rollouts::{Live, PodCounts};
 pub use tasks::reconcile_tasks;
 
 use std::{sync::Arc, time::Duration};

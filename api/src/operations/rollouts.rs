@@ -1,16 +1,13 @@
 //! Rollouts: create (idempotent), read, list, watch, pause, resume, promote and abort.
 
-use std::{
-    collections::HashMap,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use futures::Stream;
 use k8s_openapi::{
     api::{apps::v1::ControllerRevision, core::v1::Pod},
     apimachinery::pkg::util::intstr::IntOrString,
 };
-use kruise_crds::apps::v1beta1::CloneSet;
+use kruise_crds::apps::v1beta1::{CloneSet, DaemonSet, StatefulSet};
 use kube::{
     Api, ResourceExt,
     api::{DynamicObject, ListParams, PostParams},
@@ -23,15 +20,15 @@ use crate::{
     auth::Action,
     error::{ApiError, FieldError},
     model::{
-        IntOrPercent, PromoteRequest, Rollout, RolloutList, RolloutListParams, RolloutRequest, Transition,
-        WorkloadKind, WorkloadRef,
+        Progress, PromoteRequest, Rollout, RolloutList, RolloutListParams, RolloutRequest, Transition,
+        WorkloadCondition, WorkloadKind, WorkloadRef,
     },
     store::{
         NewRollout, NewTransition, RolloutQuery, RolloutRow, RolloutState,
         cursor::{self, Listing},
         now,
     },
-    workload::cloneset as cs,
+    workload::{self as wl, Derived, RolloutTarget},
 };
 
 /// The actor of transitions observed on the workload.
@@ -89,29 +86,76 @@ enum Change {
     Rollback { revision: String, template: Box<k8s_openapi::api::core::v1::PodTemplateSpec> },
 }
 
+/// When the live view of a rollout lists the workload's pods (to count in-place updates and
+/// recreations, which the status does not say).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PodCounts {
+    /// Not at all (lists, streams).
+    Skip,
+    /// Always (single-rollout reads).
+    Count,
+    /// Only when the derived state is terminal (the watcher's final snapshot).
+    WhenEnded,
+}
+
+/// A running rollout as its workload shows it.
+pub(crate) struct Live {
+    /// The state the workload implies.
+    pub derived: Derived,
+    /// The progress, when the workload exists.
+    pub progress: Option<Progress>,
+    /// The workload's conditions.
+    pub conditions: Vec<WorkloadCondition>,
+}
+
+/// Calls `$body` with `$w` bound to the workload type of `$kind`.
+macro_rules! by_kind {
+    ($kind:expr, $w:ident => $body:expr) => {
+        match $kind {
+            WorkloadKind::CloneSet => {
+                type $w = CloneSet;
+                $body
+            }
+            WorkloadKind::StatefulSet => {
+                type $w = StatefulSet;
+                $body
+            }
+            WorkloadKind::DaemonSet => {
+                type $w = DaemonSet;
+                $body
+            }
+        }
+    };
+}
+
+/// The kind a stored rollout names.
+fn row_kind(row: &RolloutRow) -> Result<WorkloadKind, ApiError> {
+    WorkloadKind::parse(&row.workload_kind).ok_or_else(|| {
+        ApiError::Internal(format!(
+            "rollout {} names an unknown workload kind {:?}",
+            row.id, row.workload_kind
+        ))
+    })
+}
+
 impl Operations {
-    fn clonesets(&self, namespace: &str) -> Api<CloneSet> {
+    fn workloads<W: RolloutTarget>(&self, namespace: &str) -> Api<W> {
         Api::namespaced(self.client().clone(), namespace)
     }
 
-    async fn cloneset(&self, namespace: &str, name: &str) -> Result<Option<CloneSet>, ApiError> {
-        self.clonesets(namespace).get_opt(name).await.map_err(|e| ApiError::Kubernetes(e.to_string()))
+    async fn typed_workload<W: RolloutTarget>(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<W>, ApiError> {
+        self.workloads::<W>(namespace).get_opt(name).await.map_err(|e| ApiError::Kubernetes(e.to_string()))
     }
 
-    /// The pods a CloneSet owns.
-    async fn pods_of(&self, set: &CloneSet) -> Result<Vec<Pod>, ApiError> {
-        let namespace = set.namespace().unwrap_or_default();
-        let uid = set.uid().unwrap_or_default();
-        let selector = set
-            .status
-            .as_ref()
-            .map(|s| s.label_selector.clone())
-            .filter(|s| !s.is_empty())
-            .or_else(|| {
-                let labels = set.spec.selector.as_ref()?.match_labels.as_ref()?;
-                Some(labels.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(","))
-            })
-            .unwrap_or_default();
+    /// The pods a workload owns.
+    async fn pods_of<W: RolloutTarget>(&self, workload: &W) -> Result<Vec<Pod>, ApiError> {
+        let namespace = workload.namespace().unwrap_or_default();
+        let uid = workload.uid().unwrap_or_default();
+        let selector = wl::pod_selector(workload);
         let pods: Api<Pod> = Api::namespaced(self.client().clone(), &namespace);
         let list = pods
             .list(&ListParams::default().labels(&selector))
@@ -120,15 +164,16 @@ impl Operations {
         Ok(list.items.into_iter().filter(|pod| pod.owner_references().iter().any(|o| o.uid == uid)).collect())
     }
 
-    /// Replaces the CloneSet with `change(current)`, re-reading and re-applying on a conflict.
-    async fn update_cloneset(
+    /// Replaces the workload with `change(current)`, re-reading and re-applying on a conflict.
+    async fn update_workload<W: RolloutTarget>(
         &self,
-        first: CloneSet,
-        change: impl Fn(&CloneSet) -> Result<CloneSet, ApiError>,
-    ) -> Result<CloneSet, ApiError> {
+        first: W,
+        change: impl Fn(&W) -> Result<W, ApiError>,
+    ) -> Result<W, ApiError> {
         let namespace = first.namespace().unwrap_or_default();
         let name = first.name_any();
-        let api = self.clonesets(&namespace);
+        let kind = W::KIND.as_str();
+        let api = self.workloads::<W>(&namespace);
         let mut current = first;
         for _ in 0..CONFLICT_RETRIES {
             let next = change(&current)?;
@@ -141,14 +186,14 @@ impl Operations {
                         .map_err(|e| ApiError::Kubernetes(e.to_string()))?
                         .ok_or_else(|| {
                             ApiError::Conflict(format!(
-                                "CloneSet {name} was deleted while it was being changed"
+                                "{kind} {name} was deleted while it was being changed"
                             ))
                         })?;
                 }
                 Err(error) => return Err(error.into()),
             }
         }
-        Err(ApiError::Conflict(format!("CloneSet {name} kept changing under the request; retry")))
+        Err(ApiError::Conflict(format!("{kind} {name} kept changing under the request; retry")))
     }
 
     /// `POST /v1/namespaces/{ns}/rollouts`.
@@ -178,13 +223,6 @@ impl Operations {
         {
             errors.push(FieldError::new("Idempotency-Key", "must be 1-255 visible ASCII characters"));
         }
-        match request.workload.kind {
-            WorkloadKind::CloneSet => {}
-            other => errors.push(FieldError::new(
-                "workload.kind",
-                format!("{} rollouts are not supported yet: only CloneSet", other.as_str()),
-            )),
-        }
         let name_problems = kruise_crds::validation::meta::dns1123_subdomain_problems(&request.workload.name);
         if !name_problems.is_empty() {
             errors.push(FieldError::new("workload.name", name_problems.join("; ")));
@@ -202,32 +240,42 @@ impl Operations {
             }
         }
 
+        let created = Created { principal: &principal.name, idempotency_key, body_value, body_hash };
+        by_kind!(request.workload.kind, W => {
+            self.create_rollout_of::<W>(ctx, &mut draft, namespace, request, created).await
+        })
+    }
+
+    /// The part of `create_rollout` that reads and writes the workload.
+    async fn create_rollout_of<W: RolloutTarget>(
+        &self,
+        ctx: &RequestContext,
+        draft: &mut Draft,
+        namespace: &str,
+        request: RolloutRequest,
+        created: Created<'_>,
+    ) -> Result<CreatedRollout, ApiError> {
+        let Created { principal, idempotency_key, body_value, body_hash } = created;
+        let kind = W::KIND.as_str();
         let name = request.workload.name.clone();
-        let current = match self.cloneset(namespace, &name).await {
-            Ok(Some(set)) => set,
+        let current = match self.typed_workload::<W>(namespace, &name).await {
+            Ok(Some(workload)) => workload,
             Ok(None) => {
                 let error = ApiError::field(
                     "workload.name",
-                    format!("CloneSet {name:?} not found in namespace {namespace:?}"),
+                    format!("{kind} {name:?} not found in namespace {namespace:?}"),
                 );
-                return self.refuse(ctx, &draft, error).await;
+                return self.refuse(ctx, draft, error).await;
             }
-            Err(error) => return self.refuse(ctx, &draft, error).await,
+            Err(error) => return self.refuse(ctx, draft, error).await,
         };
-        if let Err(errors) = cs::apply_request(&current, &request) {
-            return self.refuse(ctx, &draft, ApiError::Validation(errors)).await;
+        if let Err(errors) = wl::apply_request(&current, &request) {
+            return self.refuse(ctx, draft, ApiError::Validation(errors)).await;
         }
 
         let id = uuid::Uuid::new_v4().to_string();
         draft.rollout_id = Some(id.clone());
-        let status = current.status.clone().unwrap_or_default();
-        let previous_revision =
-            Some(if status.observed_generation >= current.metadata.generation.unwrap_or(0) {
-                status.update_revision.clone()
-            } else {
-                status.current_revision.clone()
-            })
-            .filter(|r| !r.is_empty());
+        let previous_revision = wl::previous_revision(&current);
         let rollout = NewRollout {
             id: id.clone(),
             namespace: namespace.into(),
@@ -235,7 +283,7 @@ impl Operations {
             workload_name: name.clone(),
             spec: body_value.clone(),
             previous_revision: previous_revision.clone(),
-            created_by: principal.name.clone(),
+            created_by: principal.to_string(),
             created_at: ctx.received,
             idempotency_key: idempotency_key.map(str::to_string),
             body_hash: Some(body_hash.clone()),
@@ -247,12 +295,12 @@ impl Operations {
             Err(crate::store::StoreError::Duplicate) if idempotency_key.is_some() => {
                 // A concurrent retry with the same key won the race: answer as it did.
                 let key = idempotency_key.unwrap_or_default();
-                return match self.store().rollout_by_idempotency_key(&principal.name, namespace, key).await {
-                    Ok(Some(existing)) => self.replay(ctx, &mut draft, existing, &body_hash).await,
+                return match self.store().rollout_by_idempotency_key(principal, namespace, key).await {
+                    Ok(Some(existing)) => self.replay(ctx, draft, existing, &body_hash).await,
                     Ok(None) => {
-                        self.refuse(ctx, &draft, ApiError::Internal("idempotency key vanished".into())).await
+                        self.refuse(ctx, draft, ApiError::Internal("idempotency key vanished".into())).await
                     }
-                    Err(error) => self.refuse(ctx, &draft, error.into()).await,
+                    Err(error) => self.refuse(ctx, draft, error.into()).await,
                 };
             }
             Err(error) => {
@@ -264,7 +312,7 @@ impl Operations {
 
         // Recorded: now the cluster is changed.
         let result =
-            self.apply_rollout(&principal.name, &id, current, &request, previous_revision.as_deref()).await;
+            self.apply_rollout(principal, &id, current, &request, previous_revision.as_deref()).await;
         let result = match result {
             Ok(()) => {
                 self.rollout_view(&id, true).await.map(|rollout| CreatedRollout { rollout, replayed: false })
@@ -275,7 +323,7 @@ impl Operations {
                     time: now(),
                     from_state: Some(RolloutState::Pending),
                     to_state: RolloutState::Failed,
-                    actor: principal.name.clone(),
+                    actor: principal.to_string(),
                     reason: "ApplyFailed".into(),
                     message: Some(error.to_string()),
                     progress: None,
@@ -287,31 +335,31 @@ impl Operations {
                 Err(error)
             }
         };
-        self.record_outcome(ctx, &draft, result, 202).await
+        self.record_outcome(ctx, draft, result, 202).await
     }
 
-    /// Writes the rollout into the CloneSet, then records what the change produced.
-    async fn apply_rollout(
+    /// Writes the rollout into the workload, then records what the change produced.
+    async fn apply_rollout<W: RolloutTarget>(
         &self,
         actor: &str,
         id: &str,
-        current: CloneSet,
+        current: W,
         request: &RolloutRequest,
         previous_revision: Option<&str>,
     ) -> Result<(), ApiError> {
         let namespace = current.namespace().unwrap_or_default();
         let name = current.name_any();
         let written = self
-            .update_cloneset(current, |latest| {
-                cs::apply_request(latest, request).map_err(ApiError::Validation)
+            .update_workload(current, |latest| {
+                wl::apply_request(latest, request).map_err(ApiError::Validation)
             })
             .await?;
-        let generation = written.metadata.generation;
+        let generation = written.meta().generation;
         if request.pre_pull {
             self.create_pre_pulls(&written, id, request).await;
         }
         let revision = match generation {
-            Some(generation) => self.wait_revision(&namespace, &name, generation).await,
+            Some(generation) => self.wait_revision::<W>(&namespace, &name, generation).await,
             None => None,
         };
         if let Err(error) =
@@ -319,22 +367,27 @@ impl Operations {
         {
             tracing::warn!(%error, rollout = %id, "could not record the rollout's target revision");
         }
-        self.supersede_others(actor, id, &namespace, &name).await;
+        self.supersede_others(actor, id, &namespace, W::KIND, &name).await;
         self.notify_changed();
         Ok(())
     }
 
     /// Waits (up to the configured time) until the controller has named the revision of
-    /// `generation`.
-    async fn wait_revision(&self, namespace: &str, name: &str, generation: i64) -> Option<String> {
+    /// `generation`. It polls the object: a watch per request (tried) cost the embedded API
+    /// server more than these GETs under a hundred concurrent rollouts.
+    async fn wait_revision<W: RolloutTarget>(
+        &self,
+        namespace: &str,
+        name: &str,
+        generation: i64,
+    ) -> Option<String> {
         let deadline = Instant::now() + self.inner.config.revision_wait;
         loop {
-            if let Ok(Some(set)) = self.cloneset(namespace, name).await
-                && let Some(status) = &set.status
-                && status.observed_generation >= generation
-                && !status.update_revision.is_empty()
-            {
-                return Some(status.update_revision.clone());
+            if let Ok(Some(workload)) = self.typed_workload::<W>(namespace, name).await {
+                let status = workload.status_view();
+                if status.observed_generation >= generation && !status.update_revision.is_empty() {
+                    return Some(status.update_revision);
+                }
             }
             if Instant::now() >= deadline {
                 return None;
@@ -344,10 +397,13 @@ impl Operations {
     }
 
     /// Marks the other running rollouts of the same workload as superseded.
-    async fn supersede_others(&self, actor: &str, id: &str, namespace: &str, name: &str) {
+    async fn supersede_others(&self, actor: &str, id: &str, namespace: &str, kind: WorkloadKind, name: &str) {
         let Ok(active) = self.store().active_rollouts().await else { return };
         for other in active.iter().filter(|r| {
-            r.id != id && r.namespace == namespace && r.workload_name == name && r.workload_kind == "CloneSet"
+            r.id != id
+                && r.namespace == namespace
+                && r.workload_name == name
+                && r.workload_kind == kind.as_str()
         }) {
             let transition = NewTransition {
                 rollout_id: other.id.clone(),
@@ -369,9 +425,9 @@ impl Operations {
         }
     }
 
-    /// Creates one ImagePullJob per new image, pulling on the nodes of the CloneSet's pods.
+    /// Creates one ImagePullJob per new image, pulling on the nodes of the workload's pods.
     /// Failures are logged: pre-pulling only speeds the rollout up.
-    async fn create_pre_pulls(&self, set: &CloneSet, id: &str, request: &RolloutRequest) {
+    async fn create_pre_pulls<W: RolloutTarget>(&self, set: &W, id: &str, request: &RolloutRequest) {
         let namespace = set.namespace().unwrap_or_default();
         let resource = kube::api::ApiResource {
             group: "apps.kruise.io".into(),
@@ -382,7 +438,7 @@ impl Operations {
         };
         let api: Api<DynamicObject> = Api::namespaced_with(self.client().clone(), &namespace, &resource);
         let short: String = id.chars().take(8).collect();
-        let selector = set.spec.selector.clone().unwrap_or_default();
+        let selector = set.selector().cloned().unwrap_or_default();
         for (index, (container, image)) in request.images.iter().enumerate() {
             let name = format!("{}-prepull-{short}-{index}", set.name_any());
             let object = json!({
@@ -395,7 +451,7 @@ impl Operations {
                     "annotations": {"kruise.io/container": container},
                     "ownerReferences": [{
                         "apiVersion": "apps.kruise.io/v1beta1",
-                        "kind": "CloneSet",
+                        "kind": W::KIND.as_str(),
                         "name": set.name_any(),
                         "uid": set.uid().unwrap_or_default(),
                     }],
@@ -482,16 +538,12 @@ impl Operations {
     /// The rollout as clients see it: live from the workload while it runs, as recorded once
     /// it ended.
     pub(crate) async fn view(&self, row: &RolloutRow, history: bool) -> Result<Rollout, ApiError> {
-        let set = if row.state().is_terminal() {
+        let live = if row.state().is_terminal() {
             None
         } else {
-            Some(self.cloneset(&row.namespace, &row.workload_name).await?)
+            Some(self.live(row, if history { PodCounts::Count } else { PodCounts::Skip }).await?)
         };
-        let pods = match &set {
-            Some(Some(set)) if history => Some(self.pods_of(set).await?),
-            _ => None,
-        };
-        let mut rollout = assemble(row, set.as_ref().map(Option::as_ref), pods.as_deref())?;
+        let mut rollout = assemble(row, live)?;
         if history {
             rollout.history = self
                 .store()
@@ -557,19 +609,9 @@ impl Operations {
             before_seq,
         };
         let page = self.store().list_rollouts(&query).await?;
-        let mut sets: HashMap<String, Option<CloneSet>> = HashMap::new();
         let mut items = Vec::with_capacity(page.items.len());
         for row in &page.items {
-            let set = if row.state().is_terminal() {
-                None
-            } else {
-                if !sets.contains_key(&row.workload_name) {
-                    let set = self.cloneset(namespace, &row.workload_name).await?;
-                    sets.insert(row.workload_name.clone(), set);
-                }
-                sets.get(&row.workload_name).map(Option::as_ref)
-            };
-            items.push(assemble(row, set, None)?);
+            items.push(self.view(row, false).await?);
         }
         Ok(RolloutList {
             items,
@@ -620,51 +662,79 @@ impl Operations {
             ));
             return self.refuse(ctx, &draft, error).await;
         }
-        let set = match self.cloneset(namespace, &row.workload_name).await {
-            Ok(Some(set)) => set,
-            Ok(None) => {
-                let error = ApiError::Conflict(format!("CloneSet {} no longer exists", row.workload_name));
-                return self.refuse(ctx, &draft, error).await;
-            }
+        let kind = match row_kind(&row) {
+            Ok(kind) => kind,
             Err(error) => return self.refuse(ctx, &draft, error).await,
         };
-        let derived = cs::derive(stored, row.generation, row.revision.as_deref(), Some(&set));
+        by_kind!(kind, W => self.act_on_rollout_of::<W>(ctx, &draft, &principal.name, &row, promote, verb).await)
+    }
+
+    /// The part of `act_on_rollout` that reads and writes the workload.
+    async fn act_on_rollout_of<W: RolloutTarget>(
+        &self,
+        ctx: &RequestContext,
+        draft: &Draft,
+        actor: &str,
+        row: &RolloutRow,
+        promote: Option<PromoteRequest>,
+        verb: &'static str,
+    ) -> Result<Rollout, ApiError> {
+        let id = row.id.as_str();
+        let stored = row.state();
+        let set = match self.typed_workload::<W>(&row.namespace, &row.workload_name).await {
+            Ok(Some(set)) => set,
+            Ok(None) => {
+                let error = ApiError::Conflict(format!(
+                    "{} {} no longer exists",
+                    W::KIND.as_str(),
+                    row.workload_name
+                ));
+                return self.refuse(ctx, draft, error).await;
+            }
+            Err(error) => return self.refuse(ctx, draft, error).await,
+        };
+        let derived = wl::derive(stored, row.generation, row.revision.as_deref(), Some(&set));
         if derived.state.is_terminal() {
             let error = ApiError::Conflict(format!(
                 "rollout {id} is {}{}: there is nothing to {verb}",
                 derived.state.as_str(),
                 derived.message.as_deref().map(|m| format!(" ({m})")).unwrap_or_default()
             ));
-            return self.refuse(ctx, &draft, error).await;
+            return self.refuse(ctx, draft, error).await;
         }
         let change = match (&promote, verb) {
             (Some(request), _) => match &request.partition {
                 None => Change::Partition(None),
-                Some(partition) => match check_promotion(&set, partition) {
+                Some(partition) => match wl::check_promotion(&set, partition) {
                     Ok(value) => Change::Partition(Some(value)),
-                    Err(error) => return self.refuse(ctx, &draft, error).await,
+                    Err(message) => {
+                        return self.refuse(ctx, draft, ApiError::field("partition", message)).await;
+                    }
                 },
             },
             (None, "pause") => Change::Paused(true),
             (None, "resume") => Change::Paused(false),
-            _ => match self.rollback_target(&row).await {
+            _ => match self.rollback_target(row, &set).await {
                 Ok(change) => change,
-                Err(error) => return self.refuse(ctx, &draft, error).await,
+                Err(error) => return self.refuse(ctx, draft, error).await,
             },
         };
 
-        self.record_intent(ctx, &draft).await?;
-        let result =
-            self.apply_action(&principal.name, &row, set, derived.revision.as_deref(), change, verb).await;
+        self.record_intent(ctx, draft).await?;
+        let result = self.apply_action(actor, row, set, derived.revision.as_deref(), change, verb).await;
         let result = match result {
             Ok(()) => self.rollout_view(id, true).await,
             Err(error) => Err(error),
         };
-        self.record_outcome(ctx, &draft, result, 202).await
+        self.record_outcome(ctx, draft, result, 202).await
     }
 
     /// The previous revision's template, for abort.
-    async fn rollback_target(&self, row: &RolloutRow) -> Result<Change, ApiError> {
+    async fn rollback_target<W: RolloutTarget>(
+        &self,
+        row: &RolloutRow,
+        workload: &W,
+    ) -> Result<Change, ApiError> {
         let Some(previous) = row.previous_revision.clone() else {
             return Err(ApiError::Conflict(format!(
                 "rollout {} has no previous revision to go back to (the workload had none when it started)",
@@ -672,31 +742,37 @@ impl Operations {
             )));
         };
         let revisions: Api<ControllerRevision> = Api::namespaced(self.client().clone(), &row.namespace);
-        let revision =
-            revisions.get_opt(&previous).await.map_err(|e| ApiError::Kubernetes(e.to_string()))?.ok_or_else(
-                || ApiError::Conflict(format!("the previous revision {previous} no longer exists")),
-            )?;
-        let template = cs::revision_template(&revision)
+        let mut found = None;
+        for name in workload.revision_object_names(&previous) {
+            found = revisions.get_opt(&name).await.map_err(|e| ApiError::Kubernetes(e.to_string()))?;
+            if found.is_some() {
+                break;
+            }
+        }
+        let revision = found.ok_or_else(|| {
+            ApiError::Conflict(format!("the previous revision {previous} no longer exists"))
+        })?;
+        let template = wl::revision_template(&revision)
             .ok_or_else(|| ApiError::Internal(format!("revision {previous} holds no pod template")))?;
         Ok(Change::Rollback { revision: previous, template: Box::new(template) })
     }
 
-    async fn apply_action(
+    async fn apply_action<W: RolloutTarget>(
         &self,
         actor: &str,
         row: &RolloutRow,
-        set: CloneSet,
+        set: W,
         revision: Option<&str>,
         change: Change,
         verb: &str,
     ) -> Result<(), ApiError> {
-        let before = cs::progress(&set, revision, None, row.created_at);
+        let before = wl::progress(&set, revision, None, row.created_at);
         let written = self
-            .update_cloneset(set, |current| {
+            .update_workload(set, |current| {
                 Ok(match &change {
-                    Change::Paused(paused) => cs::with_paused(current, *paused),
-                    Change::Partition(partition) => cs::with_partition(current, partition.clone()),
-                    Change::Rollback { template, .. } => cs::rolled_back(current, (**template).clone()),
+                    Change::Paused(paused) => wl::with_paused(current, *paused),
+                    Change::Partition(partition) => wl::with_partition(current, partition.clone()),
+                    Change::Rollback { template, .. } => wl::rolled_back(current, (**template).clone()),
                 })
             })
             .await?;
@@ -723,7 +799,7 @@ impl Operations {
         let progress = if to.is_terminal() {
             serde_json::to_value(&before).ok()
         } else {
-            serde_json::to_value(cs::progress(&written, revision, None, row.created_at)).ok()
+            serde_json::to_value(wl::progress(&written, revision, None, row.created_at)).ok()
         };
         let mut from = row.state();
         for _ in 0..3 {
@@ -809,29 +885,8 @@ impl Operations {
     }
 }
 
-/// Checks a promotion's partition: in range, and not above the current one.
-fn check_promotion(set: &CloneSet, partition: &IntOrPercent) -> Result<IntOrString, ApiError> {
-    let value =
-        cs::check_partition(partition, cs::replicas(set)).map_err(|m| ApiError::field("partition", m))?;
-    let next = kruise_crds::intstr::partition_replicas(Some(&value), Some(cs::replicas(set))).unwrap_or(0);
-    let current = cs::kept_by_partition(set);
-    if next > current {
-        return Err(ApiError::field(
-            "partition",
-            format!(
-                "keeps {next} pod(s) back, more than the current partition ({current}): promote only moves forward"
-            ),
-        ));
-    }
-    Ok(value)
-}
-
-/// A rollout from its row and, while it runs, the live workload (`Some(None)`: deleted).
-fn assemble(
-    row: &RolloutRow,
-    set: Option<Option<&CloneSet>>,
-    pods: Option<&[Pod]>,
-) -> Result<Rollout, ApiError> {
+/// A rollout from its row and, while it runs, what its workload shows.
+fn assemble(row: &RolloutRow, live: Option<Live>) -> Result<Rollout, ApiError> {
     let request: RolloutRequest = serde_json::from_value(row.spec.0.clone())
         .map_err(|e| ApiError::Internal(format!("stored rollout {} does not read back: {e}", row.id)))?;
     let stored = row.state();
@@ -855,14 +910,13 @@ fn assemble(
         conditions: Vec::new(),
         history: Vec::new(),
     };
-    if let Some(set) = set {
-        let derived = cs::derive(stored, row.generation, row.revision.as_deref(), set);
+    if let Some(Live { derived, progress, conditions }) = live {
         rollout.state = derived.state;
         rollout.message = derived.message.or(rollout.message);
         rollout.revision = derived.revision;
-        if let Some(set) = set {
-            rollout.progress = Some(cs::progress(set, rollout.revision.as_deref(), pods, row.created_at));
-            rollout.conditions = cs::conditions(set);
+        if progress.is_some() {
+            rollout.progress = progress;
+            rollout.conditions = conditions;
         }
     }
     Ok(rollout)
@@ -888,8 +942,33 @@ pub(super) fn canonical_json(value: &Value) -> String {
 }
 
 impl Operations {
-    /// The pods of a CloneSet for a progress snapshot (`None` when they cannot be listed).
-    pub(crate) async fn pods_for_progress(&self, set: &CloneSet) -> Option<Vec<Pod>> {
-        self.pods_of(set).await.ok()
+    /// A running rollout as its workload shows it now: the state it implies, and (when the
+    /// workload exists) its progress and conditions.
+    pub(crate) async fn live(&self, row: &RolloutRow, pods: PodCounts) -> Result<Live, ApiError> {
+        by_kind!(row_kind(row)?, W => self.live_of::<W>(row, pods).await)
     }
+
+    async fn live_of<W: RolloutTarget>(&self, row: &RolloutRow, pods: PodCounts) -> Result<Live, ApiError> {
+        let workload = self.typed_workload::<W>(&row.namespace, &row.workload_name).await?;
+        let derived = wl::derive(row.state(), row.generation, row.revision.as_deref(), workload.as_ref());
+        let Some(workload) = workload else {
+            return Ok(Live { derived, progress: None, conditions: Vec::new() });
+        };
+        let pods = match pods {
+            PodCounts::Count => Some(self.pods_of(&workload).await?),
+            // A final snapshot without pod counts is still worth recording.
+            PodCounts::WhenEnded if derived.state.is_terminal() => self.pods_of(&workload).await.ok(),
+            _ => None,
+        };
+        let progress = wl::progress(&workload, derived.revision.as_deref(), pods.as_deref(), row.created_at);
+        Ok(Live { derived, progress: Some(progress), conditions: workload.status_view().conditions })
+    }
+}
+
+/// What `create_rollout` hands on once the request is checked.
+struct Created<'a> {
+    principal: &'a str,
+    idempotency_key: Option<&'a str>,
+    body_value: Value,
+    body_hash: String,
 }

@@ -202,6 +202,7 @@ async fn act(
         (status = 403, description = "Outside the token's scope", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such rollout", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The rollout has ended or was superseded", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "Kubernetes failed", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "The audit store is unavailable; nothing was changed", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
@@ -230,6 +231,7 @@ pub async fn pause_rollout(
         (status = 403, description = "Outside the token's scope", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such rollout", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The rollout has ended or was superseded", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "Kubernetes failed", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "The audit store is unavailable; nothing was changed", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
@@ -260,6 +262,7 @@ pub async fn resume_rollout(
         (status = 403, description = "Outside the token's scope", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such rollout", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The rollout has ended or was superseded", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "Kubernetes failed", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "Body too large", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Partition out of range or above the current one", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "The audit store is unavailable; nothing was changed", body = Problem, content_type = "application/problem+json"),
@@ -292,6 +295,7 @@ pub async fn promote_rollout(
         (status = 403, description = "Outside the token's scope", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such rollout", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The rollout has ended, was superseded, or has no previous revision", body = Problem, content_type = "application/problem+json"),
+        (status = 502, description = "Kubernetes failed", body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "The audit store is unavailable; nothing was changed", body = Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))

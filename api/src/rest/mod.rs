@@ -18,7 +18,10 @@ use axum::{
 use serde_json::{Map, Value, json};
 use utoipa::{
     Modify, OpenApi,
-    openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
+    openapi::{
+        ObjectBuilder, OneOfBuilder, Ref, RefOr, Schema, Type,
+        security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
+    },
 };
 use utoipa_swagger_ui::SwaggerUi;
 
@@ -87,7 +90,7 @@ history (the same operations are served over gRPC, package kruise.api.v1). Every
         crate::model::AuditList,
         crate::model::Health,
     )),
-    modifiers(&BearerAuth),
+    modifiers(&BearerAuth, &RolloutEventStream),
     tags(
         (name = "rollouts", description = "Roll a workload to new images or resources; follow, pause, resume, promote, abort."),
         (name = "image-pulls", description = "Pull images on nodes ahead of a rollout; follow the per-node results."),
@@ -114,6 +117,47 @@ impl Modify for BearerAuth {
                     .build(),
             ),
         );
+    }
+}
+
+/// Describes each server-sent event of `watchRollout` as what it is on the wire: an `event`
+/// name and a `data` string holding JSON (a Rollout, or a Problem on an `error` event). In
+/// OpenAPI 3.1 the schema of a `text/event-stream` response is the schema of one event, so a
+/// plain `Rollout` there claims each event is a rollout object, which no event is.
+struct RolloutEventStream;
+
+impl Modify for RolloutEventStream {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let data = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some("The rollout (event `rollout`) or a problem (event `error`), as JSON."))
+            .content_media_type("application/json")
+            .content_schema(Some(Schema::OneOf(
+                OneOfBuilder::new()
+                    .item(Ref::from_schema_name("Rollout"))
+                    .item(Ref::from_schema_name("Problem"))
+                    .build(),
+            )));
+        let event = ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property(
+                "event",
+                ObjectBuilder::new().schema_type(Type::String).enum_values(Some(["rollout", "error"])),
+            )
+            .property("data", data)
+            .required("event")
+            .required("data");
+        let response = openapi
+            .paths
+            .paths
+            .get_mut("/v1/namespaces/{namespace}/rollouts/{id}/events")
+            .and_then(|item| item.get.as_mut())
+            .and_then(|operation| operation.responses.responses.get_mut("200"));
+        if let Some(RefOr::T(response)) = response
+            && let Some(RefOr::T(content)) = response.content.get_mut("text/event-stream")
+        {
+            content.schema = Some(RefOr::T(Schema::Object(event.build())));
+        }
     }
 }
 

@@ -1,7 +1,9 @@
 //! The service API as a CI/CD pipeline uses it, on both tiers: a `kruise api` process (SQLite
 //! audit store, a tokens file) in front of the cluster; `POST .../rollouts` rolls a CloneSet to a
 //! new image in place, `GET .../rollouts/{id}` follows it to Succeeded, the pods keep their UIDs
-//! with one restart each, and the audit history records who asked and how it ended.
+//! with one restart each, and the audit history records who asked and how it ended. The same
+//! for an Advanced StatefulSet, with a partition that holds the lowest ordinal back until the
+//! rollout is promoted.
 
 use std::{
     io::{BufRead, BufReader},
@@ -9,11 +11,16 @@ use std::{
     time::{Duration, Instant},
 };
 
+use k8s_openapi::api::core::v1::Pod;
+use kruise_crds::apps::v1beta1::{DaemonSet, StatefulSet};
 use kruise_integration::{Scene, Skip, nodes::fresh_kruise_binary};
-use kube::ResourceExt;
+use kube::{
+    Api, ResourceExt,
+    api::{ApiResource, DynamicObject, ListParams, PostParams},
+};
 use serde_json::{Value, json};
 
-use crate::cloneset_kit::{Kit, SETTLE, cloneset, image_of, restarts_of};
+use crate::cloneset_kit::{Kit, SETTLE, cloneset, image_of, is_ready, restarts_of};
 
 /// A token and its `kruise api hash-token` hash.
 const TOKEN: &str = "secret-token-value-123";
@@ -67,6 +74,63 @@ fn start_api(scene: &Scene) -> ApiProcess {
     ApiProcess { child, rest, _dir: dir }
 }
 
+impl ApiProcess {
+    /// `GET .../rollouts/{id}` until `done` holds; panics with the last answer after `SETTLE`.
+    async fn wait_rollout(&self, id: &str, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let http = reqwest::Client::new();
+        let deadline = Instant::now() + SETTLE;
+        loop {
+            let current: Value = http
+                .get(format!("{}/v1/namespaces/default/rollouts/{id}", self.rest))
+                .bearer_auth(TOKEN)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if done(&current) {
+                return current;
+            }
+            assert!(Instant::now() < deadline, "rollout {id}: timed out waiting until {what}: {current:#}");
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    }
+
+    /// `POST {path}` with `body` (none: no body); the status and the JSON answer.
+    async fn post(&self, path: &str, body: Option<Value>) -> (u16, Value) {
+        let mut request = reqwest::Client::new().post(format!("{}{path}", self.rest)).bearer_auth(TOKEN);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+}
+
+/// Whether the rollout reached a terminal state.
+fn terminal(rollout: &Value) -> bool {
+    matches!(rollout["state"].as_str(), Some("Succeeded" | "Failed" | "Aborted"))
+}
+
+/// The states of the rollout's history, in order.
+fn history(rollout: &Value) -> Vec<String> {
+    rollout["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["to"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// The pods' UIDs, sorted.
+fn uids(pods: &[Pod]) -> Vec<String> {
+    let mut uids: Vec<String> = pods.iter().filter_map(ResourceExt::uid).collect();
+    uids.sort();
+    uids
+}
+
 pub async fn rollout_in_place_through_rest(scene: Scene) -> Result<(), Skip> {
     let kit = Kit::start(&scene).await;
     kit.create(cloneset(
@@ -97,23 +161,7 @@ pub async fn rollout_in_place_through_rest(scene: Scene) -> Result<(), Skip> {
     let rollout: Value = created.json().await.unwrap();
     let id = rollout["id"].as_str().unwrap().to_string();
 
-    let deadline = Instant::now() + SETTLE;
-    let finished = loop {
-        let current: Value = http
-            .get(format!("{}/v1/namespaces/default/rollouts/{id}", api.rest))
-            .bearer_auth(TOKEN)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        if matches!(current["state"].as_str(), Some("Succeeded" | "Failed" | "Aborted")) {
-            break current;
-        }
-        assert!(Instant::now() < deadline, "the rollout did not finish: {current:#}");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    };
+    let finished = api.wait_rollout(&id, "finished", terminal).await;
     assert_eq!(finished["state"], "Succeeded", "{finished:#}");
     let progress = &finished["progress"];
     assert_eq!(
@@ -122,15 +170,9 @@ pub async fn rollout_in_place_through_rest(scene: Scene) -> Result<(), Skip> {
         "{finished:#}"
     );
     let pods = kit.pods_of("svc").await;
-    let uids = |pods: &[k8s_openapi::api::core::v1::Pod]| {
-        let mut uids: Vec<String> = pods.iter().filter_map(ResourceExt::uid).collect();
-        uids.sort();
-        uids
-    };
     assert_eq!(uids(&pods), uids(&before), "updated in place: the same pods");
     assert!(pods.iter().all(|pod| image_of(pod) == "nginx:1.26" && restarts_of(pod) == 1));
-    let states: Vec<&str> =
-        finished["history"].as_array().unwrap().iter().filter_map(|t| t["to"].as_str()).collect();
+    let states = history(&finished);
     scene.observe(
         "rollout",
         json!({"state": finished["state"], "replicas": progress["replicas"], "updatedReady": progress["updatedReady"], "inPlaceUpdated": progress["inPlaceUpdated"]}),
@@ -175,6 +217,231 @@ pub async fn rollout_in_place_through_rest(scene: Scene) -> Result<(), Skip> {
     scene.observe("audit", json!({"actor": "pipeline", "recorded": !records.is_empty()}));
     scene.note(format!("rollout states: {states:?}"));
     drop(api);
+    kit.shutdown().await;
+    Ok(())
+}
+
+/// The live pods the workload `kind/name` (apps.kruise.io/v1beta1) owns, by name.
+async fn owned_pods(kit: &Kit, kind: &str, name: &str) -> Vec<Pod> {
+    let resource = ApiResource {
+        group: "apps.kruise.io".into(),
+        version: "v1beta1".into(),
+        api_version: "apps.kruise.io/v1beta1".into(),
+        kind: kind.into(),
+        plural: format!("{}s", kind.to_lowercase()),
+    };
+    let workloads: Api<DynamicObject> = Api::namespaced_with(kit.client.clone(), "default", &resource);
+    let uid = workloads.get(name).await.unwrap().uid().unwrap();
+    let mut pods: Vec<Pod> = kit
+        .pods
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|pod| pod.metadata.deletion_timestamp.is_none())
+        .filter(|pod| pod.owner_references().iter().any(|owner| owner.uid == uid))
+        .collect();
+    pods.sort_by_key(|pod| pod.name_any());
+    pods
+}
+
+/// Waits until the workload `kind/name` runs `count` ready pods.
+async fn wait_ready_pods(kit: &Kit, kind: &str, name: &str, count: usize) -> Vec<Pod> {
+    let deadline = Instant::now() + SETTLE;
+    loop {
+        let pods = owned_pods(kit, kind, name).await;
+        if pods.len() == count && pods.iter().all(is_ready) {
+            return pods;
+        }
+        assert!(Instant::now() < deadline, "{kind} {name} did not start {count} ready pods: {pods:#?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Waits until the cluster serves the Kruise kind (its CRD is Established before it is served
+/// everywhere on a real API server).
+async fn wait_served<K>(kit: &Kit)
+where
+    K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    let api: Api<K> = Api::namespaced(kit.client.clone(), "default");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while api.list(&ListParams::default().limit(1)).await.is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "{} is not served 30 s after the CRD was Established",
+            K::kind(&())
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A pod as `(name, image, restarts)`.
+fn pod_image(pod: &Pod) -> (String, String, i32) {
+    (pod.name_any(), image_of(pod), restarts_of(pod))
+}
+
+/// The rollout both Advanced workload scenarios run on 3 ready pods (`before`): nginx:1.25 to
+/// 1.26 in place with a partition of 1, which stops at Paused (PartitionReached) with 2 pods
+/// updated in place; then promote, to Succeeded with all 3 pods the same pods restarted once.
+/// Returns the pods at the partition, for the kind's own checks.
+async fn partitioned_in_place_rollout(
+    scene: &Scene,
+    kit: &Kit,
+    kind: &str,
+    name: &str,
+    before: &[Pod],
+) -> Vec<Pod> {
+    let api = start_api(scene);
+    let (status, created) = api
+        .post(
+            "/v1/namespaces/default/rollouts",
+            Some(json!({
+                "workload": {"kind": kind, "name": name},
+                "images": {"main": "nginx:1.26"},
+                "strategy": {"podUpdatePolicy": "InPlaceIfPossible", "partition": 1},
+                "reason": "1.26, canary first",
+            })),
+        )
+        .await;
+    assert_eq!(status, 202, "{created:#}");
+    let id = created["id"].as_str().unwrap().to_string();
+
+    let held =
+        api.wait_rollout(&id, "the partition is reached", |r| r["state"] == "Paused" || terminal(r)).await;
+    assert_eq!(
+        (&held["state"], &held["message"].as_str().map(|m| m.contains("promote"))),
+        (&json!("Paused"), &Some(true)),
+        "{held:#}"
+    );
+    let progress = &held["progress"];
+    assert_eq!(
+        (
+            progress["updatedReady"].as_i64(),
+            progress["expectedUpdated"].as_i64(),
+            progress["partition"].as_i64()
+        ),
+        (Some(2), Some(2), Some(1)),
+        "{held:#}"
+    );
+    let at_partition = owned_pods(kit, kind, name).await;
+    assert_eq!(uids(&at_partition), uids(before), "updated in place: the same pods");
+    let mut images: Vec<(String, i32)> =
+        at_partition.iter().map(|pod| (image_of(pod), restarts_of(pod))).collect();
+    images.sort();
+    assert_eq!(
+        images,
+        [("nginx:1.25".to_string(), 0), ("nginx:1.26".to_string(), 1), ("nginx:1.26".to_string(), 1)],
+        "the partition keeps one pod; the others are updated in place"
+    );
+    scene.observe(
+        "partition reached",
+        json!({"state": held["state"], "updatedReady": progress["updatedReady"], "images": images}),
+    );
+
+    let (status, promoted) = api.post(&format!("/v1/namespaces/default/rollouts/{id}/promote"), None).await;
+    assert_eq!(status, 202, "{promoted:#}");
+    let finished = api.wait_rollout(&id, "finished", terminal).await;
+    assert_eq!(finished["state"], "Succeeded", "{finished:#}");
+    let progress = &finished["progress"];
+    assert_eq!(
+        (
+            progress["replicas"].as_i64(),
+            progress["updatedReady"].as_i64(),
+            progress["inPlaceUpdated"].as_i64()
+        ),
+        (Some(3), Some(3), Some(3)),
+        "{finished:#}"
+    );
+    let pods = owned_pods(kit, kind, name).await;
+    assert_eq!(uids(&pods), uids(before), "updated in place: the same pods");
+    assert!(pods.iter().all(|pod| image_of(pod) == "nginx:1.26" && restarts_of(pod) == 1), "{pods:#?}");
+    let states = history(&finished);
+    assert!(
+        states.iter().any(|s| s == "Paused") && states.last().map(String::as_str) == Some("Succeeded"),
+        "{states:?}"
+    );
+    scene.observe(
+        "rollout",
+        json!({"state": finished["state"], "replicas": progress["replicas"], "updatedReady": progress["updatedReady"], "inPlaceUpdated": progress["inPlaceUpdated"]}),
+    );
+    scene.note(format!("rollout states: {states:?}"));
+    at_partition
+}
+
+/// An Advanced StatefulSet of 3 updated in place through the REST API: the partition of 1 keeps
+/// the lowest ordinal, `db-0`, at the previous revision until the rollout is promoted.
+pub async fn rollout_statefulset_in_place_through_rest(scene: Scene) -> Result<(), Skip> {
+    let kit = Kit::start(&scene).await;
+    wait_served::<StatefulSet>(&kit).await;
+    let sets: Api<StatefulSet> = Api::namespaced(kit.client.clone(), "default");
+    let manifest: StatefulSet = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1beta1", "kind": "StatefulSet",
+        "metadata": {"name": "db"},
+        "spec": {
+            "replicas": 3,
+            "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "updateStrategy": {"type": "RollingUpdate",
+                               "rollingUpdate": {"podUpdatePolicy": "InPlaceIfPossible", "maxUnavailable": 1}},
+            "template": {
+                "metadata": {"labels": {"app": "db"}},
+                "spec": {
+                    "terminationGracePeriodSeconds": 1,
+                    "readinessGates": [{"conditionType": "InPlaceUpdateReady"}],
+                    "containers": [{"name": "main", "image": "nginx:1.25"}]
+                }
+            }
+        }
+    }))
+    .unwrap();
+    sets.create(&PostParams::default(), &manifest).await.unwrap();
+    let before = wait_ready_pods(&kit, "StatefulSet", "db", 3).await;
+    let at_partition = partitioned_in_place_rollout(&scene, &kit, "StatefulSet", "db", &before).await;
+    let images: Vec<(String, String, i32)> = at_partition.iter().map(pod_image).collect();
+    assert_eq!(
+        images,
+        [
+            ("db-0".to_string(), "nginx:1.25".to_string(), 0),
+            ("db-1".to_string(), "nginx:1.26".to_string(), 1),
+            ("db-2".to_string(), "nginx:1.26".to_string(), 1)
+        ],
+        "a StatefulSet's partition is the lowest ordinals"
+    );
+    kit.shutdown().await;
+    Ok(())
+}
+
+/// An Advanced DaemonSet on the 3 simulated nodes updated in place through the REST API: the
+/// partition of 1 keeps one node's pod at the previous revision until the rollout is promoted.
+pub async fn rollout_daemonset_in_place_through_rest(scene: Scene) -> Result<(), Skip> {
+    let kit = Kit::start(&scene).await;
+    wait_served::<DaemonSet>(&kit).await;
+    let sets: Api<DaemonSet> = Api::namespaced(kit.client.clone(), "default");
+    let manifest: DaemonSet = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1beta1", "kind": "DaemonSet",
+        "metadata": {"name": "agent"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "agent"}},
+            "updateStrategy": {"type": "RollingUpdate",
+                               "rollingUpdate": {"rollingUpdateType": "InPlaceIfPossible", "maxUnavailable": 1}},
+            "template": {
+                "metadata": {"labels": {"app": "agent"}},
+                "spec": {"terminationGracePeriodSeconds": 1, "containers": [{"name": "main", "image": "nginx:1.25"}]}
+            }
+        }
+    }))
+    .unwrap();
+    sets.create(&PostParams::default(), &manifest).await.unwrap();
+    let before = wait_ready_pods(&kit, "DaemonSet", "agent", 3).await;
+    let at_partition = partitioned_in_place_rollout(&scene, &kit, "DaemonSet", "agent", &before).await;
+    let nodes: std::collections::BTreeSet<String> =
+        at_partition.iter().filter_map(|pod| pod.spec.as_ref()?.node_name.clone()).collect();
+    assert_eq!(nodes.len(), 3, "one pod per node throughout: {at_partition:#?}");
     kit.shutdown().await;
     Ok(())
 }
