@@ -21,9 +21,10 @@
 //! Run with `cargo bench -p kruise --bench cloneset` (or `-- --quick`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark fails loudly on unexpected data
 
+mod common;
+
 use std::{
-    collections::{BTreeMap, HashMap, HashSet},
-    future::Future,
+    collections::{HashMap, HashSet},
     net::{SocketAddr, TcpListener},
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
@@ -31,42 +32,21 @@ use std::{
     time::{Duration, Instant},
 };
 
+use common::{
+    Cluster, Counters, InProcessManager, MANAGER_NAMESPACE, NAMESPACE, Workload, Writes, create_namespace,
+    env_or, init_tracing, print_rollouts, quick_requested, timed_rollout, wait_for, wait_pods_gone,
+};
 use futures::{StreamExt, stream};
-use k8s_openapi::{
-    api::core::v1::{Namespace, Node, Pod},
-    apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
-};
-use kruise_controllers::{
-    app::{ManagerOptions, run_manager},
-    webhook::{WebhookConfig, WebhookEndpoint},
-};
-use kruise_controlplane::{
-    apiserver::{
-        ApiServer, ApiServerConfig,
-        counters::{RequestCounts, RequestKey},
-        request::Verb,
-    },
-    nodes::{NodeCapacity, Simulation, SimulationConfig},
-};
+use k8s_openapi::api::core::v1::Pod;
+use kruise_controlplane::apiserver::counters::RequestCounts;
 use kruise_crds::{apps::v1beta1::CloneSet, common::well_known::CLONESET_INSTANCE_ID};
 use kube::{
-    Api, Client, Config, ResourceExt,
+    Api, Client, ResourceExt,
     api::{DeleteParams, ListParams, Patch, PatchParams, PostParams},
     runtime::watcher,
 };
 use serde_json::json;
-use tokio::{sync::oneshot, task::JoinHandle};
-
-/// The namespace of the benchmark's CloneSets.
-const NAMESPACE: &str = "bench";
-/// The manager's namespace (Lease, webhook Secret).
-const MANAGER_NAMESPACE: &str = "kruise-system";
-/// `User-Agent`s of the clients, so the API server's counters tell their writes apart.
-const AGENT_MANAGER: &str = "kruise-manager";
-const AGENT_NODES: &str = "kruise-nodes";
-const AGENT_BENCH: &str = "kruise-bench";
-/// How often a wait prints where it stands.
-const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+use tokio::task::JoinHandle;
 
 /// What to run, and how big.
 struct Sizes {
@@ -82,16 +62,9 @@ struct Sizes {
     phases: Vec<String>,
 }
 
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    match std::env::var(name) {
-        Ok(value) => value.trim().parse().unwrap_or_else(|_| panic!("{name}={value} is not a valid value")),
-        Err(_) => default,
-    }
-}
-
 impl Sizes {
     fn from_env() -> Self {
-        let quick = std::env::args().any(|a| a == "--quick") || env_or("KRUISE_BENCH_QUICK", 0u8) == 1;
+        let quick = quick_requested();
         let (rollout, scale, sets, per_set, nodes) =
             if quick { (50, 100, 10, 10, 10) } else { (500, 1000, 100, 100, 50) };
         let rollout_pods = env_or("KRUISE_BENCH_ROLLOUT_PODS", rollout);
@@ -122,162 +95,6 @@ impl Sizes {
 
     fn runs(&self, phase: &str) -> bool {
         self.phases.iter().any(|p| p == phase)
-    }
-}
-
-/// A kube client that names itself with `agent`.
-fn client(url: &str, agent: &'static str) -> Client {
-    let mut config = Config::new(url.parse().unwrap());
-    config.headers.push((http::header::USER_AGENT, http::HeaderValue::from_static(agent)));
-    Client::try_from(config).unwrap()
-}
-
-/// Waits until `probe` says done, printing its state every few seconds; `None` when it gave up
-/// after `limit` (the last state is printed).
-async fn wait_for<F, Fut>(what: &str, limit: Duration, mut probe: F) -> Option<Duration>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = (bool, String)>,
-{
-    let started = Instant::now();
-    let mut printed = started;
-    loop {
-        let (done, state) = probe().await;
-        if done {
-            return Some(started.elapsed());
-        }
-        if started.elapsed() > limit {
-            println!(
-                "    {what}: gave up after {:.0} s; last state: {state}",
-                started.elapsed().as_secs_f64()
-            );
-            return None;
-        }
-        if printed.elapsed() >= PROGRESS_EVERY {
-            println!("    {what}: {:>5.1} s, {state}", started.elapsed().as_secs_f64());
-            printed = Instant::now();
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-async fn create_namespace(client: &Client, name: &str) {
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    let namespace = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-    match namespaces.create(&PostParams::default(), &namespace).await {
-        Ok(_) => {}
-        Err(kube::Error::Api(error)) if error.code == 409 => {}
-        Err(error) => panic!("creating namespace {name}: {error}"),
-    }
-}
-
-/// Server-side apply of every Kruise CRD (as `kruise up` does), then waits until all are
-/// Established.
-async fn install_crds(client: &Client) {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let params = PatchParams::apply("kruise").force();
-    let mut names = Vec::new();
-    for crd in kruise_crds::crd::all_crds().unwrap() {
-        let name = crd.metadata.name.clone().unwrap_or_default();
-        let mut body = serde_json::to_value(&crd).unwrap();
-        body["apiVersion"] = json!("apiextensions.k8s.io/v1");
-        body["kind"] = json!("CustomResourceDefinition");
-        crds.patch(&name, &params, &Patch::Apply(&body)).await.unwrap();
-        names.push(name);
-    }
-    let established = wait_for("CRDs Established", Duration::from_secs(60), || {
-        let crds = crds.clone();
-        let names = names.clone();
-        async move {
-            let list = crds.list(&ListParams::default()).await.map(|l| l.items).unwrap_or_default();
-            let ready = list
-                .iter()
-                .filter(|crd| names.contains(&crd.name_any()))
-                .filter(|crd| {
-                    crd.status
-                        .as_ref()
-                        .and_then(|s| s.conditions.as_ref())
-                        .is_some_and(|c| c.iter().any(|c| c.type_ == "Established" && c.status == "True"))
-                })
-                .count();
-            (ready == names.len(), format!("{ready}/{} Established", names.len()))
-        }
-    })
-    .await;
-    established.expect("the CRDs never became Established");
-}
-
-async fn wait_nodes_ready(client: &Client, count: u32) {
-    let nodes: Api<Node> = Api::all(client.clone());
-    let ready = wait_for("nodes Ready", Duration::from_secs(120), || {
-        let nodes = nodes.clone();
-        async move {
-            let list = nodes.list(&ListParams::default()).await.map(|l| l.items).unwrap_or_default();
-            let ready = list
-                .iter()
-                .filter(|node| {
-                    node.status
-                        .as_ref()
-                        .and_then(|s| s.conditions.as_ref())
-                        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-                        && node.spec.as_ref().and_then(|s| s.taints.as_ref()).is_none_or(|t| t.is_empty())
-                })
-                .count();
-            (ready as u32 >= count, format!("{ready}/{count} Ready"))
-        }
-    })
-    .await;
-    ready.expect("the simulated nodes never became Ready");
-}
-
-/// The manager in this process, through the same call `kruise manager` makes.
-struct InProcessManager {
-    stop: oneshot::Sender<()>,
-    task: JoinHandle<()>,
-}
-
-impl InProcessManager {
-    async fn start(client: Client) -> Self {
-        let options = ManagerOptions {
-            health_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-            webhook: Some(WebhookConfig {
-                bind: SocketAddr::from(([127, 0, 0, 1], 0)),
-                namespace: MANAGER_NAMESPACE.into(),
-                endpoint: WebhookEndpoint::Url { host: "127.0.0.1".into(), port: None },
-                ..Default::default()
-            }),
-            leader_election: None,
-            ..Default::default()
-        };
-        let (stop, stopped) = oneshot::channel::<()>();
-        let (started_tx, started_rx) = oneshot::channel();
-        let task = tokio::spawn(async move {
-            let shutdown = async move {
-                let _ = stopped.await;
-            };
-            if let Err(error) = run_manager(client, options, shutdown, move |started| {
-                let _ = started_tx.send(started.readiness);
-            })
-            .await
-            {
-                eprintln!("the in-process manager stopped: {error}");
-            }
-        });
-        let readiness = started_rx.await.expect("the manager did not start");
-        let ready = wait_for("manager ready", Duration::from_secs(60), || {
-            let failing = readiness.failing();
-            async move { (failing.is_empty(), format!("waiting for {}", failing.join(", "))) }
-        })
-        .await;
-        ready.expect("the manager never became ready");
-        Self { stop, task }
-    }
-
-    async fn stop(self) {
-        let _ = self.stop.send(());
-        if tokio::time::timeout(Duration::from_secs(30), self.task).await.is_err() {
-            eprintln!("the in-process manager did not stop within 30 s");
-        }
     }
 }
 
@@ -368,169 +185,11 @@ async fn wait_settled(
     .is_some()
 }
 
-fn is_ready(pod: &Pod) -> bool {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-}
-
-async fn pods_of(pods: &Api<Pod>, app: &str) -> Vec<Pod> {
-    pods.list(&ListParams::default().labels(&format!("app={app}"))).await.map(|l| l.items).unwrap_or_default()
-}
-
-/// Deletes a CloneSet and waits until its pods are gone.
-async fn delete_cloneset(sets: &Api<CloneSet>, pods: &Api<Pod>, name: &str, limit: Duration) {
-    let _ = sets.delete(name, &DeleteParams::background()).await;
-    wait_for(&format!("{name} deleted"), limit, || async move {
-        let left = pods_of(pods, name).await.len();
-        (left == 0, format!("{left} pods left"))
-    })
-    .await;
-}
-
-/// Write requests between two counter snapshots.
-struct Writes(Vec<(RequestKey, u64)>);
-
-impl Writes {
-    fn between(before: &HashMap<RequestKey, u64>, after: &HashMap<RequestKey, u64>) -> Self {
-        Self(
-            after
-                .iter()
-                .filter(|(key, _)| key.is_write())
-                .filter_map(|(key, n)| {
-                    let delta = n - before.get(key).copied().unwrap_or(0);
-                    (delta > 0).then(|| (key.clone(), delta))
-                })
-                .collect(),
-        )
-    }
-
-    fn total(&self, client: Option<&str>) -> u64 {
-        self.0.iter().filter(|(k, _)| client.is_none_or(|c| k.client == c)).map(|(_, n)| n).sum()
-    }
-
-    fn failed(&self, client: Option<&str>) -> u64 {
-        self.0
-            .iter()
-            .filter(|(k, _)| client.is_none_or(|c| k.client == c) && k.code >= 400)
-            .map(|(_, n)| n)
-            .sum()
-    }
-
-    /// `"500 PATCH pods, 40 PUT clonesets/status, ..."`, most first.
-    fn detail(&self, client: &str) -> String {
-        let mut by_what: BTreeMap<String, u64> = BTreeMap::new();
-        for (key, n) in self.0.iter().filter(|(k, _)| k.client == client) {
-            let verb = match key.verb {
-                Verb::Create => "POST",
-                Verb::Update => "PUT",
-                Verb::Patch => "PATCH",
-                Verb::Delete => "DELETE",
-                Verb::DeleteCollection => "DELETE-collection",
-                _ => "READ",
-            };
-            let resource = match &key.subresource {
-                Some(sub) => format!("{}/{sub}", key.resource),
-                None => key.resource.clone(),
-            };
-            let failed = if key.code >= 400 { format!(" ({})", key.code) } else { String::new() };
-            *by_what.entry(format!("{verb} {resource}{failed}")).or_default() += n;
-        }
-        let mut items: Vec<(String, u64)> = by_what.into_iter().collect();
-        items.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        items.iter().map(|(what, n)| format!("{n} {what}")).collect::<Vec<_>>().join(", ")
-    }
-
-    fn print(&self, indent: &str, pods: usize) {
-        for (label, agent) in [
-            ("manager", AGENT_MANAGER),
-            ("nodes (kubelet + scheduler)", AGENT_NODES),
-            ("benchmark", AGENT_BENCH),
-        ] {
-            let total = self.total(Some(agent));
-            if total == 0 {
-                continue;
-            }
-            println!(
-                "{indent}{label:<28} {total:>7} writes ({:.2}/pod, {} failed): {}",
-                total as f64 / pods as f64,
-                self.failed(Some(agent)),
-                self.detail(agent)
-            );
-        }
-        println!(
-            "{indent}{:<28} {:>7} writes ({:.2}/pod)",
-            "all clients",
-            self.total(None),
-            self.total(None) as f64 / pods as f64
-        );
-    }
-}
-
 struct Bench {
     sizes: Sizes,
     counts: RequestCounts,
     sets: Api<CloneSet>,
     pods: Api<Pod>,
-}
-
-struct Rollout {
-    policy: &'static str,
-    time: Option<Duration>,
-    writes: Writes,
-}
-
-/// One CloneSet of `rollout_pods` pods at v1, then the template's image set to v2 and the
-/// rollout timed and its writes counted.
-async fn rollout(bench: &Bench, policy: &'static str) -> Rollout {
-    let n = bench.sizes.rollout_pods;
-    let name = format!("rollout-{}", policy.to_lowercase());
-    // Each run has its own images, so that both pull on every node (no run finds the other's cached).
-    let (v1, v2) = (format!("registry.local/{name}:v1"), format!("registry.local/{name}:v2"));
-    println!("  [{policy}] creating {n} pods at {v1}");
-    let created = Instant::now();
-    bench
-        .sets
-        .create(&PostParams::default(), &cloneset(&name, n, &v1, policy, &bench.sizes.max_unavailable))
-        .await
-        .unwrap();
-    if !wait_settled(&bench.sets, &name, n, &format!("[{policy}] create"), bench.sizes.timeout).await {
-        return Rollout { policy, time: None, writes: Writes(Vec::new()) };
-    }
-    println!("  [{policy}] {n} pods Ready in {:.2} s", created.elapsed().as_secs_f64());
-    let uids_before: HashSet<String> =
-        pods_of(&bench.pods, &name).await.iter().filter_map(|p| p.uid()).collect();
-    tokio::time::sleep(Duration::from_secs(2)).await; // trailing status writes and events settle
-
-    let mut set = bench.sets.get(&name).await.unwrap();
-    set.spec.template.spec.as_mut().unwrap().containers[0].image = Some(v2.clone());
-    let before = bench.counts.snapshot();
-    let started = Instant::now();
-    bench.sets.replace(&name, &PostParams::default(), &set).await.unwrap();
-    let done = wait_settled(&bench.sets, &name, n, &format!("[{policy}] rollout"), bench.sizes.timeout).await;
-    let time = done.then(|| started.elapsed());
-    let writes = Writes::between(&before, &bench.counts.snapshot());
-
-    let pods = pods_of(&bench.pods, &name).await;
-    let live: Vec<&Pod> = pods.iter().filter(|p| p.metadata.deletion_timestamp.is_none()).collect();
-    let at_v2 = live
-        .iter()
-        .filter(|p| {
-            is_ready(p) && p.spec.as_ref().and_then(|s| s.containers[0].image.as_deref()) == Some(v2.as_str())
-        })
-        .count();
-    let kept = live.iter().filter(|p| p.uid().is_some_and(|u| uids_before.contains(&u))).count();
-    match time {
-        Some(time) => println!(
-            "  [{policy}] rollout to {v2}: {:.2} s; check: {at_v2}/{n} pods Ready at v2, {kept} kept their UID, {} new",
-            time.as_secs_f64(),
-            live.len() - kept
-        ),
-        None => println!("  [{policy}] rollout to {v2} did not finish: {at_v2}/{n} pods Ready at v2"),
-    }
-    delete_cloneset(&bench.sets, &bench.pods, &name, bench.sizes.timeout).await;
-    Rollout { policy, time, writes }
 }
 
 async fn rollouts(bench: &Bench) {
@@ -539,38 +198,30 @@ async fn rollouts(bench: &Bench) {
         "\n1. image rollout of a {n}-pod CloneSet, in place vs recreate (maxUnavailable {}, maxSurge 0, {} nodes)",
         bench.sizes.max_unavailable, bench.sizes.nodes
     );
-    let in_place = rollout(bench, "InPlaceIfPossible").await;
-    let recreate = rollout(bench, "ReCreate").await;
-    println!(
-        "\n  rollout of {n} pods (template write -> updatedReadyReplicas == {n} at the new generation):"
-    );
-    for run in [&in_place, &recreate] {
-        match run.time {
-            Some(time) => println!(
-                "    {:<18} {:>8.2} s  ({:.1} pods/s)",
-                run.policy,
-                time.as_secs_f64(),
-                n as f64 / time.as_secs_f64()
-            ),
-            None => println!("    {:<18} did not finish", run.policy),
-        }
+    let mut runs = Vec::new();
+    for policy in ["InPlaceIfPossible", "ReCreate"] {
+        let name = format!("rollout-{}", policy.to_lowercase());
+        let set = Workload {
+            api: &bench.sets,
+            name: name.clone(),
+            build: Box::new(|image: &str| cloneset(&name, n, image, policy, &bench.sizes.max_unavailable)),
+            counters: |set: &CloneSet| {
+                set.status.as_ref().map(|s| Counters {
+                    observed_generation: s.observed_generation,
+                    counters: vec![
+                        ("replicas", s.replicas),
+                        ("ready", s.ready_replicas),
+                        ("updated", s.updated_replicas),
+                        ("updatedReady", s.updated_ready_replicas),
+                    ],
+                })
+            },
+            template: |set: &mut CloneSet| &mut set.spec.template,
+            desired: n,
+        };
+        runs.push(timed_rollout(&set, &bench.counts, &bench.pods, policy, bench.sizes.timeout).await);
     }
-    println!(
-        "  API writes during the rollout (every POST/PUT/PATCH/DELETE the embedded API server answered, by User-Agent):"
-    );
-    for run in [&in_place, &recreate] {
-        println!("    {}:", run.policy);
-        run.writes.print("      ", n);
-    }
-    if let (Some(a), Some(b)) = (in_place.time, recreate.time) {
-        let ratio = |r: u64, i: u64| if i == 0 { f64::NAN } else { r as f64 / i as f64 };
-        println!(
-            "  ReCreate / in-place: time {:.2}x, API writes {:.2}x (manager's writes {:.2}x)",
-            b.as_secs_f64() / a.as_secs_f64(),
-            ratio(recreate.writes.total(None), in_place.writes.total(None)),
-            ratio(recreate.writes.total(Some(AGENT_MANAGER)), in_place.writes.total(Some(AGENT_MANAGER)))
-        );
-    }
+    print_rollouts(n, &format!("updatedReadyReplicas == {n}"), &runs[0], &runs[1]);
 }
 
 /// What a pod watch saw of one CloneSet's pods.
@@ -711,7 +362,8 @@ async fn scale(bench: &Bench) {
         (times.last().map(|t| t.duration_since(down_started)), created_while_down)
     };
     watch.abort();
-    delete_cloneset(&bench.sets, &bench.pods, name, bench.sizes.timeout).await;
+    let _ = bench.sets.delete(name, &DeleteParams::background()).await;
+    wait_pods_gone(&bench.pods, name, bench.sizes.timeout).await;
 
     let rate = |d: Duration| n as f64 / d.as_secs_f64();
     println!("\n  scale 0 -> {n}:");
@@ -923,11 +575,7 @@ async fn pods_of_namespace(client: &Client, namespace: &str) -> usize {
 
 #[tokio::main]
 async fn main() {
-    if std::env::var_os("RUST_LOG").is_some() {
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
-            .try_init();
-    }
+    init_tracing();
     let sizes = Sizes::from_env();
     println!(
         "CloneSet benchmark{}: {} simulated nodes ({} pods each), API server, nodes and CRDs in this process",
@@ -935,32 +583,15 @@ async fn main() {
         sizes.nodes,
         sizes.pods_per_node
     );
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("kubeconfig");
-    let server =
-        ApiServer::start(ApiServerConfig { kubeconfig_path: Some(kubeconfig.clone()), ..Default::default() })
-            .await
-            .unwrap();
-    let bench_client = client(&server.url, AGENT_BENCH);
-    install_crds(&bench_client).await;
-    let config = SimulationConfig {
-        nodes: sizes.nodes,
-        capacity: NodeCapacity { pods: sizes.pods_per_node, ..Default::default() },
-        ..Default::default()
-    };
-    let simulation = Simulation::start(client(&server.url, AGENT_NODES), &config).await.unwrap();
-    wait_nodes_ready(&bench_client, sizes.nodes).await;
-    create_namespace(&bench_client, MANAGER_NAMESPACE).await;
-    create_namespace(&bench_client, NAMESPACE).await;
-
+    let cluster = Cluster::start(sizes.nodes, sizes.pods_per_node).await;
     let bench = Bench {
-        counts: server.requests().clone(),
-        sets: Api::namespaced(bench_client.clone(), NAMESPACE),
-        pods: Api::namespaced(bench_client.clone(), NAMESPACE),
+        counts: cluster.counts.clone(),
+        sets: Api::namespaced(cluster.client.clone(), NAMESPACE),
+        pods: Api::namespaced(cluster.client.clone(), NAMESPACE),
         sizes,
     };
     if bench.sizes.runs("rollout") || bench.sizes.runs("scale") {
-        let manager = InProcessManager::start(client(&server.url, AGENT_MANAGER)).await;
+        let manager = InProcessManager::start(cluster.manager_client()).await;
         if bench.sizes.runs("rollout") {
             rollouts(&bench).await;
         }
@@ -970,8 +601,7 @@ async fn main() {
         manager.stop().await;
     }
     if bench.sizes.runs("memory") {
-        memory(&bench, &bench_client, &kubeconfig, dir.path()).await;
+        memory(&bench, &cluster.client, &cluster.kubeconfig, cluster.dir.path()).await;
     }
-    simulation.stop().await;
-    server.shutdown().await;
+    cluster.stop().await;
 }
