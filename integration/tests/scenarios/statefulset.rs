@@ -90,13 +90,14 @@ impl StsKit {
         self.sets.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await
     }
 
+    /// Sets the image of the first container, keeping the rest of the container list (a merge
+    /// patch replaces the whole list of a custom resource, volume mounts included).
     async fn set_image(&self, name: &str, image: &str) {
-        self.patch(
-            name,
-            json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": image}]}}}}),
-        )
-        .await
-        .unwrap();
+        let set = self.sets.get(name).await.unwrap();
+        let mut containers =
+            serde_json::to_value(&set.spec.template.spec.as_ref().unwrap().containers).unwrap();
+        containers[0]["image"] = json!(image);
+        self.patch(name, json!({"spec": {"template": {"spec": {"containers": containers}}}})).await.unwrap();
     }
 
     /// The pods the set owns (terminating ones included), by ordinal.
@@ -559,16 +560,32 @@ pub async fn ordered_identity_and_scale(scene: Scene) -> Result<(), Skip> {
 }
 
 /// A rolling update in place with partition 2 of 5 updates ordinals 4, 3 and 2 only, one at a
-/// time, keeping pod UIDs and restarting the container once; lowering the partition finishes
-/// it; InPlaceOnly refuses a non-image change; ReCreate replaces pods, highest ordinal first.
+/// time, keeping pod UIDs and PVCs and restarting the container once; lowering the partition
+/// finishes it; InPlaceOnly refuses a non-image change; ReCreate replaces pods, highest ordinal
+/// first.
 pub async fn rolling_updates(scene: Scene) -> Result<(), Skip> {
     let kit = StsKit::start(&scene).await;
-    let in_place = json!({
-        "template": {"spec": {"readinessGates": [{"conditionType": "InPlaceUpdateReady"}]}},
-        "updateStrategy": {"rollingUpdate": {"podUpdatePolicy": "InPlaceIfPossible", "partition": 2}}
-    });
+    create_volumes(&kit, "db-volume", 5, None).await;
+    let mut in_place = with_claims(json!({"whenScaled": "Retain", "whenDeleted": "Retain"}));
+    merge(
+        &mut in_place,
+        json!({
+            "template": {"spec": {"readinessGates": [{"conditionType": "InPlaceUpdateReady"}]}},
+            "updateStrategy": {"rollingUpdate": {"podUpdatePolicy": "InPlaceIfPossible", "partition": 2}}
+        }),
+    );
     kit.create(statefulset("db", 5, "nginx:1.25", in_place)).await.unwrap();
     let (set, before) = kit.wait_settled("db", 5).await;
+    let claim_uids = || async {
+        let api: Api<PersistentVolumeClaim> = Api::namespaced(kit.kit.client.clone(), "default");
+        let claims = api.list(&ListParams::default().labels("app=db")).await.unwrap().items;
+        claims
+            .iter()
+            .map(|claim| (claim.name_any(), claim.uid().unwrap_or_default()))
+            .collect::<BTreeMap<_, _>>()
+    };
+    let claims_before = claim_uids().await;
+    assert_eq!(claims_before.len(), 5, "one PVC per ordinal: {claims_before:?}");
     let old_revision = set.status.unwrap().update_revision;
     let journal = kit.journal("db");
     kit.set_image("db", "nginx:1.26").await;
@@ -586,6 +603,7 @@ pub async fn rolling_updates(scene: Scene) -> Result<(), Skip> {
         .await;
     let status = set.status.clone().unwrap();
     assert_eq!(uids(&after), uids(&before), "an in-place update keeps every pod");
+    assert_eq!(claim_uids().await, claims_before, "an in-place update keeps every PVC");
     for pod in &after[..2] {
         assert_eq!(
             (image_of(pod), restarts_of(pod), revision_of(pod)),
@@ -607,7 +625,7 @@ pub async fn rolling_updates(scene: Scene) -> Result<(), Skip> {
     assert!(unavailable <= 1, "maxUnavailable 1 was exceeded: {unavailable}");
     scene.observe(
         "in place with partition 2",
-        json!({"order": order, "uidsKept": true, "current": status.current_replicas, "updated": status.updated_replicas}),
+        json!({"order": order, "uidsKept": true, "claimsKept": true, "current": status.current_replicas, "updated": status.updated_replicas}),
     );
 
     // Partition 0 finishes the rollout; currentRevision follows.
