@@ -158,6 +158,7 @@ async fn the_server_registers_itself() {
             "mpod.kb.io",
             "mcloneset.kb.io",
             "mstatefulset.kb.io",
+            "mdaemonset.kb.io",
             "mcontainerrecreaterequest.kb.io",
             "mimagelistpulljob-v1beta1.kb.io",
             "mimagepulljob-v1beta1.kb.io",
