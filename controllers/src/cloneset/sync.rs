@@ -22,7 +22,7 @@ use kruise_crds::{
 };
 use kube::{
     Api, ResourceExt,
-    api::{Patch, PatchParams, PostParams},
+    api::{Patch, PatchParams},
     runtime::events::EventType,
 };
 use serde_json::json;
@@ -645,24 +645,8 @@ async fn write_status(
     cs: &CloneSet,
     status: kruise_crds::apps::v1beta1::CloneSetStatus,
 ) -> Result<(), ControllerError> {
-    let api: Api<CloneSet> = Api::namespaced(ctx.client.clone(), &cs.namespace().unwrap_or_default());
-    let mut object = cs.clone();
-    for _ in 0..3 {
-        object.status = Some(status.clone());
-        match api.replace_status(&cs.name_any(), &PostParams::default(), &object).await {
-            Ok(_) => return Ok(()),
-            Err(kube::Error::Api(error)) if error.code == 409 => {
-                object = api.get(&cs.name_any()).await?;
-                if object.metadata.generation != cs.metadata.generation {
-                    // The spec moved on; the next reconcile computes a fresh status.
-                    return Ok(());
-                }
-            }
-            Err(kube::Error::Api(error)) if error.code == 404 => return Ok(()),
-            Err(error) => return Err(error.into()),
-        }
-    }
-    Ok(())
+    crate::runtime::workload::replace_status(&ctx.client, cs, |object| object.status = Some(status.clone()))
+        .await
 }
 
 /// Drops names from `scaleStrategy.podsToDelete` that are no pod of the CloneSet any more.

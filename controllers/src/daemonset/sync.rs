@@ -613,23 +613,8 @@ async fn write_status(
 
 /// Writes the status with the DaemonSet's resourceVersion, re-reading on a conflict.
 async fn store_status(ctx: &Context, ds: &DaemonSet, status: DaemonSetStatus) -> Result<(), ControllerError> {
-    let api: Api<DaemonSet> = Api::namespaced(ctx.client.clone(), &ds.namespace().unwrap_or_default());
-    let mut object = ds.clone();
-    for _ in 0..3 {
-        object.status = Some(status.clone());
-        match api.replace_status(&ds.name_any(), &PostParams::default(), &object).await {
-            Ok(_) => return Ok(()),
-            Err(kube::Error::Api(error)) if error.code == 409 => {
-                object = api.get(&ds.name_any()).await?;
-                if object.metadata.generation != ds.metadata.generation {
-                    return Ok(());
-                }
-            }
-            Err(kube::Error::Api(error)) if error.code == 404 => return Ok(()),
-            Err(error) => return Err(error.into()),
-        }
-    }
-    Ok(())
+    crate::runtime::workload::replace_status(&ctx.client, ds, |object| object.status = Some(status.clone()))
+        .await
 }
 
 #[cfg(test)]

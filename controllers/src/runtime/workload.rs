@@ -156,6 +156,43 @@ pub fn next_action(requeue_after: Option<Duration>) -> Action {
     }
 }
 
+/// Writes a workload's status with its resourceVersion (`set_status` puts the new status into
+/// the object). On a conflict it re-reads the object and tries again, up to three times; it
+/// stops quietly when the spec moved on (the next reconcile computes a fresh status) or the
+/// object is gone.
+pub async fn replace_status<K>(
+    client: &Client,
+    workload: &K,
+    set_status: impl Fn(&mut K),
+) -> Result<(), ControllerError>
+where
+    K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + serde::Serialize
+        + Debug,
+{
+    let namespace = workload.meta().namespace.clone().unwrap_or_default();
+    let name = workload.meta().name.clone().unwrap_or_default();
+    let api: Api<K> = Api::namespaced(client.clone(), &namespace);
+    let mut object = workload.clone();
+    for _ in 0..3 {
+        set_status(&mut object);
+        match api.replace_status(&name, &kube::api::PostParams::default(), &object).await {
+            Ok(_) => return Ok(()),
+            Err(kube::Error::Api(error)) if error.code == 409 => {
+                object = api.get(&name).await?;
+                if object.meta().generation != workload.meta().generation {
+                    return Ok(());
+                }
+            }
+            Err(kube::Error::Api(error)) if error.code == 404 => return Ok(()),
+            Err(error) => return Err(error.into()),
+        }
+    }
+    Ok(())
+}
+
 /// Runs a controller's output stream to its end, logging its errors at debug level (failed
 /// reconciles are logged by the error policies).
 pub async fn drain<T, E: Display>(controller: &'static str, stream: impl Stream<Item = Result<T, E>>) {

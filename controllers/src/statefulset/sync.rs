@@ -912,24 +912,8 @@ async fn write_status(
     set: &StatefulSet,
     status: StatefulSetStatus,
 ) -> Result<(), ControllerError> {
-    let api: Api<StatefulSet> = Api::namespaced(ctx.client.clone(), &set.namespace().unwrap_or_default());
-    let mut object = set.clone();
-    for _ in 0..3 {
-        object.status = Some(status.clone());
-        match api.replace_status(&set.name_any(), &PostParams::default(), &object).await {
-            Ok(_) => return Ok(()),
-            Err(kube::Error::Api(error)) if error.code == 409 => {
-                object = api.get(&set.name_any()).await?;
-                if object.metadata.generation != set.metadata.generation {
-                    // The spec moved on; the next reconcile computes a fresh status.
-                    return Ok(());
-                }
-            }
-            Err(kube::Error::Api(error)) if error.code == 404 => return Ok(()),
-            Err(error) => return Err(error.into()),
-        }
-    }
-    Ok(())
+    crate::runtime::workload::replace_status(&ctx.client, set, |object| object.status = Some(status.clone()))
+        .await
 }
 
 #[cfg(test)]

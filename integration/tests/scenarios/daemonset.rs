@@ -8,11 +8,9 @@
 
 use std::{
     collections::{BTreeMap, BTreeSet},
-    sync::Arc,
     time::{Duration, Instant},
 };
 
-use futures::StreamExt;
 use k8s_openapi::api::{
     apps::v1::ControllerRevision,
     core::v1::{Node, Pod},
@@ -22,9 +20,7 @@ use kruise_integration::{Scene, Skip, manager::ManagerSpec};
 use kube::{
     Api, ResourceExt,
     api::{ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams},
-    runtime::watcher,
 };
-use parking_lot::Mutex;
 use serde_json::{Value, json};
 
 use crate::cloneset_kit::{Kit, image_of, is_ready, merge, pod_summary, restarts_of, revision_of};
@@ -202,7 +198,7 @@ impl DsKit {
     }
 
     fn journal(&self, app: &str) -> NodeJournal {
-        NodeJournal::start(self.pods.clone(), app)
+        NodeJournal::start(self.pods.clone(), app, pod_view)
     }
 }
 
@@ -281,58 +277,21 @@ struct PodView {
     revision: String,
 }
 
-/// Every pod event of an app, as the states of all its pods after each event, so that per-node
-/// guarantees (a Ready pod on each node throughout a surge update, at most N nodes unavailable)
-/// can be checked at every step.
-struct NodeJournal {
-    snapshots: Arc<Mutex<Vec<BTreeMap<String, PodView>>>>,
-    task: tokio::task::JoinHandle<()>,
+/// Every pod event of an app, pods keyed by UID, so that per-node guarantees (a Ready pod on each
+/// node throughout a surge update, at most N nodes unavailable) can be checked at every step.
+type NodeJournal = crate::journal::Journal<PodView>;
+
+fn pod_view(pod: &Pod) -> (String, PodView) {
+    let view = PodView {
+        node: node_of(pod),
+        ready: is_ready(pod),
+        terminating: pod.metadata.deletion_timestamp.is_some(),
+        revision: revision_of(pod).unwrap_or_default().to_string(),
+    };
+    (crate::journal::by_uid(pod), view)
 }
 
 impl NodeJournal {
-    fn start(pods: Api<Pod>, app: &str) -> Self {
-        let snapshots: Arc<Mutex<Vec<BTreeMap<String, PodView>>>> = Arc::default();
-        let config = watcher::Config::default().labels(&format!("app={app}"));
-        let task = {
-            let snapshots = snapshots.clone();
-            tokio::spawn(async move {
-                let mut current: BTreeMap<String, PodView> = BTreeMap::new();
-                let mut listing = true;
-                let mut stream = watcher(pods, config).boxed();
-                while let Some(event) = stream.next().await {
-                    match event {
-                        Ok(watcher::Event::Apply(pod)) | Ok(watcher::Event::InitApply(pod)) => {
-                            let view = PodView {
-                                node: node_of(&pod),
-                                ready: is_ready(&pod),
-                                terminating: pod.metadata.deletion_timestamp.is_some(),
-                                revision: revision_of(&pod).unwrap_or_default().to_string(),
-                            };
-                            current.insert(pod.uid().unwrap_or_default(), view);
-                        }
-                        Ok(watcher::Event::Delete(pod)) => {
-                            current.remove(&pod.uid().unwrap_or_default());
-                        }
-                        Ok(watcher::Event::Init) => {
-                            listing = true;
-                            current.clear();
-                        }
-                        Ok(watcher::Event::InitDone) => listing = false,
-                        Err(_) => continue,
-                    }
-                    if !listing {
-                        snapshots.lock().push(current.clone());
-                    }
-                }
-            })
-        };
-        Self { snapshots, task }
-    }
-
-    fn all(&self) -> Vec<BTreeMap<String, PodView>> {
-        self.snapshots.lock().clone()
-    }
-
     /// The most of `nodes` that were at once without a Ready, non-terminating pod.
     fn max_nodes_unavailable(&self, nodes: &[String]) -> usize {
         self.all()
@@ -360,12 +319,6 @@ impl NodeJournal {
             })
             .max()
             .unwrap_or(0)
-    }
-}
-
-impl Drop for NodeJournal {
-    fn drop(&mut self) {
-        self.task.abort();
     }
 }
 

@@ -15,6 +15,7 @@ mod daemon;
 mod daemon_kit;
 mod daemonset;
 mod envmeta;
+mod journal;
 mod kubectl;
 mod nodes;
 mod podprobe;

@@ -11,7 +11,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-use futures::StreamExt;
 use k8s_openapi::api::{
     apps::v1::ControllerRevision,
     core::v1::{PersistentVolume, PersistentVolumeClaim, Pod},
@@ -21,7 +20,6 @@ use kruise_integration::{Scene, Skip, manager::ManagerSpec};
 use kube::{
     Api, ResourceExt,
     api::{ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams},
-    runtime::watcher,
 };
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -150,7 +148,7 @@ impl StsKit {
 
     /// Starts recording every pod event of the pods labelled `app=<app>`.
     fn journal(&self, app: &str) -> Journal {
-        Journal::start(self.pods.clone(), app)
+        Journal::start(self.pods.clone(), app, pod_view)
     }
 }
 
@@ -202,64 +200,21 @@ struct PodView {
     revision: String,
 }
 
-/// Every pod event of an app, as the states of all its pods after each event, so that orders
-/// (creation after readiness, deletion by descending ordinal) and limits (unavailable pods)
-/// can be checked at every step.
-struct Journal {
-    snapshots: Arc<Mutex<Vec<BTreeMap<String, PodView>>>>,
-    task: tokio::task::JoinHandle<()>,
+/// Every pod event of an app, pods keyed by name, so that orders (creation after readiness,
+/// deletion by descending ordinal) and limits (unavailable pods) can be checked at every step.
+type Journal = crate::journal::Journal<PodView>;
+
+fn pod_view(pod: &Pod) -> (String, PodView) {
+    let view = PodView {
+        uid: pod.uid().unwrap_or_default(),
+        ready: is_ready(pod),
+        terminating: pod.metadata.deletion_timestamp.is_some(),
+        revision: revision_of(pod).unwrap_or_default().to_string(),
+    };
+    (crate::journal::by_name(pod), view)
 }
 
 impl Journal {
-    fn start(pods: Api<Pod>, app: &str) -> Self {
-        let snapshots: Arc<Mutex<Vec<BTreeMap<String, PodView>>>> = Arc::default();
-        let config = watcher::Config::default().labels(&format!("app={app}"));
-        let task = {
-            let snapshots = snapshots.clone();
-            tokio::spawn(async move {
-                let mut current: BTreeMap<String, PodView> = BTreeMap::new();
-                let mut listing = true;
-                let mut stream = watcher(pods, config).boxed();
-                while let Some(event) = stream.next().await {
-                    match event {
-                        Ok(watcher::Event::Apply(pod)) | Ok(watcher::Event::InitApply(pod)) => {
-                            let view = PodView {
-                                uid: pod.uid().unwrap_or_default(),
-                                ready: is_ready(&pod),
-                                terminating: pod.metadata.deletion_timestamp.is_some(),
-                                revision: revision_of(&pod).unwrap_or_default().to_string(),
-                            };
-                            current.insert(pod.name_any(), view);
-                        }
-                        Ok(watcher::Event::Delete(pod)) => {
-                            current.remove(&pod.name_any());
-                        }
-                        Ok(watcher::Event::Init) => {
-                            listing = true;
-                            current.clear();
-                        }
-                        Ok(watcher::Event::InitDone) => listing = false,
-                        Err(_) => continue,
-                    }
-                    // A (re)list is recorded once complete, not pod by pod.
-                    if !listing {
-                        snapshots.lock().push(current.clone());
-                    }
-                }
-            })
-        };
-        Self { snapshots, task }
-    }
-
-    /// Forgets what was recorded so far.
-    fn reset(&self) {
-        self.snapshots.lock().clear();
-    }
-
-    fn all(&self) -> Vec<BTreeMap<String, PodView>> {
-        self.snapshots.lock().clone()
-    }
-
     /// The other pods at the moment `name` first appeared.
     fn when_created(&self, name: &str) -> Option<BTreeMap<String, PodView>> {
         self.all().into_iter().find(|snapshot| snapshot.contains_key(name))
@@ -311,12 +266,6 @@ impl Journal {
             })
             .max()
             .unwrap_or(0)
-    }
-}
-
-impl Drop for Journal {
-    fn drop(&mut self) {
-        self.task.abort();
     }
 }
 
