@@ -4,12 +4,17 @@
 //! server reports them (`status.message` plus `details.causes`).
 
 use base64::Engine;
-use kruise_crds::field::{ErrorList, FieldError};
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use kruise_crds::{
+    document::drop_null_fields,
+    field::{ErrorList, FieldError},
+};
 use kube::core::{
     DynamicObject, Status,
     admission::{AdmissionRequest, AdmissionResponse, AdmissionReview},
     response::{StatusCause, StatusDetails},
 };
+use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
 /// The request of a review, or the answer to send when the body is not a review at all.
@@ -141,6 +146,57 @@ pub fn object_version(request: &AdmissionRequest<DynamicObject>, object: Option<
         .and_then(Value::as_str)
         .and_then(|api_version| api_version.rsplit_once('/').map(|(_, version)| version.to_string()))
         .unwrap_or_else(|| request.resource.version.clone())
+}
+
+/// The JSON patch that turns `raw` (a `kind`) into its defaulted form (only what defaulting
+/// changed, so fields this build does not know are left as they were), for the workloads whose
+/// defaults are a pure function of the typed object.
+pub fn default_patch<T: DeserializeOwned + Serialize>(
+    kind: &str,
+    raw: &Value,
+    old_raw: Option<&Value>,
+    template: fn(&T) -> &PodTemplateSpec,
+    apply_defaults: impl Fn(&mut T, bool),
+) -> Result<json_patch::Patch, String> {
+    let mut object: T = decode(kind, raw)?;
+    let inject_template_defaults = match old_raw {
+        Some(old_raw) => {
+            let old: T = decode(kind, old_raw)?;
+            template(&object) != template(&old)
+        }
+        None => true,
+    };
+    let before = serde_json::to_value(&object).map_err(|error| error.to_string())?;
+    apply_defaults(&mut object, inject_template_defaults);
+    let after = serde_json::to_value(&object).map_err(|error| error.to_string())?;
+    let patch = json_patch::diff(&before, &after);
+    // The decoded form can differ from what was sent; the patch must apply to what was sent.
+    let mut probe = raw.clone();
+    if json_patch::patch(&mut probe, &patch.0).is_ok() {
+        Ok(patch)
+    } else {
+        Ok(json_patch::diff(raw, &after))
+    }
+}
+
+/// Decodes an admitted `kind` leniently, as upstream's decoder does: fields this build does not
+/// know are ignored, `null` members count as absent.
+pub fn decode<T: DeserializeOwned>(kind: &str, raw: &Value) -> Result<T, String> {
+    let mut value = raw.clone();
+    drop_null_fields(&mut value);
+    serde_json::from_value(value).map_err(|error| format!("cannot decode the {kind}: {error}"))
+}
+
+/// Decodes the object (and the old one of an update) and runs `validate` on them.
+pub fn check<T: DeserializeOwned>(
+    kind: &str,
+    raw: &Value,
+    old_raw: Option<&Value>,
+    validate: impl Fn(&T, Option<&T>) -> ErrorList,
+) -> Result<ErrorList, String> {
+    let object: T = decode(kind, raw)?;
+    let old: Option<T> = old_raw.map(|old| decode(kind, old)).transpose()?;
+    Ok(validate(&object, old.as_ref()))
 }
 
 #[cfg(test)]

@@ -8,12 +8,10 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::PodTemplateSpec;
 use kruise_crds::{
     apps::{v1alpha1, v1beta1},
     common::well_known::DELETE_PROTECTION,
     defaults::{default_cloneset_v1alpha1, default_cloneset_v1beta1},
-    document::drop_null_fields,
     field::{ErrorList, FieldError, FieldPath, quoted},
     resource::APPS_GROUP,
     validation::{validate_cloneset_v1alpha1, validate_cloneset_v1beta1},
@@ -22,10 +20,11 @@ use kube::core::{
     DynamicObject,
     admission::{AdmissionRequest, AdmissionResponse, Operation},
 };
-use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
-use super::admission::{allowed, errored, invalid, object_value, object_version, patched};
+use super::admission::{
+    allowed, check, default_patch, errored, invalid, object_value, object_version, patched,
+};
 
 /// Kind name used in responses.
 const KIND: &str = "CloneSet";
@@ -49,12 +48,14 @@ pub fn mutate(request: &AdmissionRequest<DynamicObject>) -> AdmissionResponse {
     let old_raw = old_raw.filter(|_| request.operation == Operation::Update);
     let result = match object_version(request, Some(&raw)).as_str() {
         "v1beta1" => default_patch::<v1beta1::CloneSet>(
+            KIND,
             &raw,
             old_raw.as_ref(),
             |cloneset| &cloneset.spec.template,
             default_cloneset_v1beta1,
         ),
         "v1alpha1" => default_patch::<v1alpha1::CloneSet>(
+            KIND,
             &raw,
             old_raw.as_ref(),
             |cloneset| &cloneset.spec.template,
@@ -71,43 +72,6 @@ pub fn mutate(request: &AdmissionRequest<DynamicObject>) -> AdmissionResponse {
         }
         Err(message) => errored(request, 400, &message),
     }
-}
-
-/// The JSON patch that turns `raw` into its defaulted form.
-fn default_patch<T: DeserializeOwned + Serialize>(
-    raw: &Value,
-    old_raw: Option<&Value>,
-    template: fn(&T) -> &PodTemplateSpec,
-    apply_defaults: fn(&mut T, bool),
-) -> Result<json_patch::Patch, String> {
-    let mut object: T = decode(raw)?;
-    let inject_template_defaults = match old_raw {
-        Some(old_raw) => {
-            let old: T = decode(old_raw)?;
-            template(&object) != template(&old)
-        }
-        None => true,
-    };
-    let before = serde_json::to_value(&object).map_err(|error| error.to_string())?;
-    apply_defaults(&mut object, inject_template_defaults);
-    let after = serde_json::to_value(&object).map_err(|error| error.to_string())?;
-    let patch = json_patch::diff(&before, &after);
-    // The decoded form can differ from what was sent (an empty value omitted, say); the
-    // patch must apply to what was sent, so fall back to the full difference if it does not.
-    let mut probe = raw.clone();
-    if json_patch::patch(&mut probe, &patch.0).is_ok() {
-        Ok(patch)
-    } else {
-        Ok(json_patch::diff(raw, &after))
-    }
-}
-
-/// Decodes an admitted object leniently, as upstream's decoder does: fields this build does not
-/// know are ignored, `null` members count as absent.
-fn decode<T: DeserializeOwned>(raw: &Value) -> Result<T, String> {
-    let mut value = raw.clone();
-    drop_null_fields(&mut value);
-    serde_json::from_value(value).map_err(|error| format!("cannot decode the {KIND}: {error}"))
 }
 
 /// What a lookup of a pod named in v1alpha1 `scaleStrategy.podsToDelete` found.
@@ -212,10 +176,10 @@ pub fn validate(
             let old = old.filter(|_| request.operation == Operation::Update);
             let version = object_version(request, Some(&raw));
             let errors = match version.as_str() {
-                "v1beta1" => check::<v1beta1::CloneSet>(&raw, old.as_ref(), |new, old| {
+                "v1beta1" => check::<v1beta1::CloneSet>(KIND, &raw, old.as_ref(), |new, old| {
                     validate_cloneset_v1beta1(new, old)
                 }),
-                "v1alpha1" => check::<v1alpha1::CloneSet>(&raw, old.as_ref(), |new, old| {
+                "v1alpha1" => check::<v1alpha1::CloneSet>(KIND, &raw, old.as_ref(), |new, old| {
                     let mut errors = validate_cloneset_v1alpha1(new, old);
                     errors.extend(pods_to_delete_errors(new, pods));
                     errors
@@ -233,16 +197,6 @@ pub fn validate(
         }
         Operation::Connect => allowed(request),
     }
-}
-
-fn check<T: DeserializeOwned>(
-    raw: &Value,
-    old_raw: Option<&Value>,
-    validate: impl Fn(&T, Option<&T>) -> ErrorList,
-) -> Result<ErrorList, String> {
-    let object: T = decode(raw)?;
-    let old: Option<T> = old_raw.map(decode).transpose()?;
-    Ok(validate(&object, old.as_ref()))
 }
 
 /// Upstream's v1alpha1 `validateScaleStrategy` lookups, as field errors.

@@ -17,9 +17,8 @@ use kube::core::{
 };
 use serde_json::Value;
 
-use super::{
-    admission::{allowed, errored, invalid, object_value, object_version, patched},
-    statefulset::{check, default_patch},
+use super::admission::{
+    allowed, check, default_patch, errored, invalid, object_value, object_version, patched,
 };
 
 /// Kind name used in responses.

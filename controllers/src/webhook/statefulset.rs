@@ -9,14 +9,13 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::{core::v1::PodTemplateSpec, storage::v1::StorageClass};
+use k8s_openapi::api::storage::v1::StorageClass;
 use kruise_crds::{
     apps::{v1alpha1, v1beta1},
     defaults::{
         default_statefulset_v1alpha1, default_statefulset_v1beta1,
         default_statefulset_volume_claim_update_strategy,
     },
-    document::drop_null_fields,
     field::ErrorList,
     resource::APPS_GROUP,
     validation::{
@@ -29,11 +28,12 @@ use kube::core::{
     DynamicObject,
     admission::{AdmissionRequest, AdmissionResponse, Operation},
 };
-use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
 use super::{
-    admission::{allowed, errored, invalid, object_value, object_version, patched},
+    admission::{
+        allowed, check, decode, default_patch, errored, invalid, object_value, object_version, patched,
+    },
     cloneset::{ValidationOptions, deletion_refusal},
 };
 
@@ -203,56 +203,6 @@ pub fn mutate(
         }
         Err(message) => errored(request, 400, &message),
     }
-}
-
-/// The JSON patch that turns `raw` (a `kind`) into its defaulted form (only what defaulting
-/// changed, so fields this build does not know are left as they were). Shared with the other
-/// workloads whose defaults are a pure function of the typed object.
-pub(super) fn default_patch<T: DeserializeOwned + Serialize>(
-    kind: &str,
-    raw: &Value,
-    old_raw: Option<&Value>,
-    template: fn(&T) -> &PodTemplateSpec,
-    apply_defaults: impl Fn(&mut T, bool),
-) -> Result<json_patch::Patch, String> {
-    let mut object: T = decode(kind, raw)?;
-    let inject_template_defaults = match old_raw {
-        Some(old_raw) => {
-            let old: T = decode(kind, old_raw)?;
-            template(&object) != template(&old)
-        }
-        None => true,
-    };
-    let before = serde_json::to_value(&object).map_err(|error| error.to_string())?;
-    apply_defaults(&mut object, inject_template_defaults);
-    let after = serde_json::to_value(&object).map_err(|error| error.to_string())?;
-    let patch = json_patch::diff(&before, &after);
-    // The decoded form can differ from what was sent; the patch must apply to what was sent.
-    let mut probe = raw.clone();
-    if json_patch::patch(&mut probe, &patch.0).is_ok() {
-        Ok(patch)
-    } else {
-        Ok(json_patch::diff(raw, &after))
-    }
-}
-
-/// Decodes an admitted `kind` leniently, as upstream's decoder does.
-fn decode<T: DeserializeOwned>(kind: &str, raw: &Value) -> Result<T, String> {
-    let mut value = raw.clone();
-    drop_null_fields(&mut value);
-    serde_json::from_value(value).map_err(|error| format!("cannot decode the {kind}: {error}"))
-}
-
-/// Decodes the object (and the old one of an update) and runs `validate` on them.
-pub(super) fn check<T: DeserializeOwned>(
-    kind: &str,
-    raw: &Value,
-    old_raw: Option<&Value>,
-    validate: impl Fn(&T, Option<&T>) -> ErrorList,
-) -> Result<ErrorList, String> {
-    let object: T = decode(kind, raw)?;
-    let old: Option<T> = old_raw.map(|old| decode(kind, old)).transpose()?;
-    Ok(validate(&object, old.as_ref()))
 }
 
 /// The validating webhook: CREATE and UPDATE are validated with field paths (422); DELETE is
