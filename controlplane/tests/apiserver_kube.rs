@@ -462,3 +462,36 @@ async fn request_counters_count_each_client_s_writes() {
     assert_eq!(reads, 1);
     server.shutdown().await;
 }
+
+/// kube-apiserver keeps the stored managed fields when an update carries none (a client that
+/// does not know the field must not erase them) and records the writer on top; `[]` counts as
+/// none.
+#[tokio::test]
+async fn an_update_without_managed_fields_keeps_them() {
+    let (_server, client) = start().await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let created = api
+        .create(
+            &PostParams { field_manager: Some("creator".into()), ..Default::default() },
+            &configmap("cm", json!({})),
+        )
+        .await
+        .unwrap();
+    let managers = |cm: &ConfigMap| -> Vec<String> {
+        let mut names: Vec<String> =
+            cm.metadata.managed_fields.iter().flatten().filter_map(|entry| entry.manager.clone()).collect();
+        names.sort();
+        names
+    };
+    assert_eq!(managers(&created), ["creator"]);
+
+    for (writer, fields) in [("editor", None), ("other", Some(Vec::new()))] {
+        let mut trimmed = api.get("cm").await.unwrap();
+        trimmed.metadata.managed_fields = fields;
+        trimmed.data.get_or_insert_default().insert(writer.into(), "x".into());
+        let params = PostParams { field_manager: Some(writer.into()), ..Default::default() };
+        let updated = api.replace("cm", &params, &trimmed).await.unwrap();
+        assert!(managers(&updated).contains(&"creator".to_string()), "{writer}: {:?}", managers(&updated));
+        assert!(managers(&updated).contains(&writer.to_string()), "{writer}: {:?}", managers(&updated));
+    }
+}

@@ -88,12 +88,8 @@ pub async fn sync(cs: Arc<CloneSet>, ctx: &Context) -> Result<SyncOutcome, Contr
     let selector = cs.spec.selector.clone().unwrap_or_default();
 
     // What the cache shows; creates and deletes we asked for must be visible before scaling again.
-    let in_namespace: Vec<Arc<Pod>> = ctx
-        .pods
-        .state()
-        .into_iter()
-        .filter(|p| p.namespace().as_deref() == Some(namespace.as_str()))
-        .collect();
+    // Only the pods this workload controls and the orphans it may adopt.
+    let in_namespace: Vec<Arc<Pod>> = ctx.pods.owned_or_orphaned(&namespace, &uid);
     let owned_pvcs: Vec<PersistentVolumeClaim> = ctx
         .pvcs
         .state()

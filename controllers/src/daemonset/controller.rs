@@ -46,6 +46,7 @@ use crate::{
         Metrics,
         events::{EventKind, EventRecorder},
         expectations::{ResourceVersionExpectations, ScaleExpectations},
+        owner_index::OwnerIndex,
         queue::PendingQueue,
         workload,
     },
@@ -64,8 +65,9 @@ const FAILED_POD_BACKOFF_MAX: Duration = Duration::from_secs(15 * 60);
 pub struct Context {
     /// API client.
     pub client: Client,
-    /// Cache of every pod.
-    pub pods: Store<Pod>,
+    /// The pod cache by controlling owner: a reconcile reads its own pods and the orphans it
+    /// may adopt, not every pod.
+    pub pods: OwnerIndex<Pod>,
     /// Cache of every node.
     pub nodes: Store<Node>,
     /// Cache of every ControllerRevision.
@@ -235,7 +237,7 @@ pub async fn run(
     settings: Settings,
     on_synced: impl FnOnce() + Send + 'static,
 ) {
-    let (pods, pod_stream) = workload::cached_watch::<Pod>(&client);
+    let (pods, pod_index, pod_stream) = workload::owner_indexed_watch::<Pod>(&client);
     let (revisions, revision_stream) = workload::cached_watch::<ControllerRevision>(&client);
     let (nodes, node_writer) = reflector::store::<Node>();
     // Deleted nodes must wake the DaemonSets too: read the raw events.
@@ -262,7 +264,7 @@ pub async fn run(
         .with_field_manager(FIELD_MANAGER);
     let ctx = Arc::new(Context {
         client: client.clone(),
-        pods: pods.clone(),
+        pods: pod_index,
         nodes: nodes.clone(),
         revisions: revisions.clone(),
         scale_expectations: ScaleExpectations::new(),

@@ -168,7 +168,8 @@ pub async fn sync(ds: Arc<DaemonSet>, ctx: &Context) -> Result<SyncOutcome, Cont
     // Claim the pods: adopt orphans the selector matches, release ours it no longer does.
     let selects = |pod: &Pod| kruise_crds::selector::matches(&selector, pod.labels());
     let mut pods: Vec<Pod> = Vec::new();
-    for pod in ctx.pods.state().iter().filter(|p| p.namespace().as_deref() == Some(namespace.as_str())) {
+    // Only the pods this DaemonSet controls and the orphans it may adopt.
+    for pod in &ctx.pods.owned_or_orphaned(&namespace, &uid) {
         match controller_uid(pod) {
             Some(owner) if owner == uid => {
                 if selects(pod) {
@@ -478,10 +479,17 @@ async fn in_place_update_pods(
     }
     let Some(target) = target else { return Ok((recreate, None)) };
     updatable.truncate(core::burst_replicas(ds));
+    // All at once, as upstream does with one goroutine per pod: a batch costs one round trip,
+    // not one per pod.
+    let outcomes = futures::future::join_all(updatable.into_iter().map(|(pod, old)| {
+        let (options, target) = (&options, &target);
+        async move { (pod, ctx.engine.update(pod, &old, target, options).await) }
+    }))
+    .await;
     let mut requeue = None;
     let mut errors = Vec::new();
-    for (pod, old) in updatable {
-        match ctx.engine.update(pod, &old, &target, &options).await {
+    for (pod, outcome) in outcomes {
+        match outcome {
             Ok(result) if result.in_place => {
                 if let Some(rv) = &result.resource_version {
                     ctx.rv_expectations.expect(&pod_key(pod), rv, Instant::now());

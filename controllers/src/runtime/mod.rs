@@ -7,6 +7,7 @@ pub mod expectations;
 pub mod informer;
 pub mod leader;
 pub mod metrics;
+pub mod owner_index;
 pub mod queue;
 pub mod store_sync;
 pub mod workload;

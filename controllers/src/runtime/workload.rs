@@ -26,7 +26,7 @@ use kube::{
 use serde::de::DeserializeOwned;
 use tokio::{sync::watch, task::JoinHandle};
 
-use super::{Metrics, queue::PendingQueue, store_sync::until_synced};
+use super::{Metrics, owner_index::OwnerIndex, queue::PendingQueue, store_sync::until_synced};
 use crate::ControllerError;
 
 /// How soon a reconcile that ran before the caches were synced is tried again.
@@ -52,6 +52,29 @@ where
         .reflect(writer)
         .touched_objects();
     (store, stream)
+}
+
+/// Like [`cached_watch`], plus an index of the cache by controlling owner, so that a workload's
+/// reconcile reads only its own objects and the orphans of its namespace.
+pub fn owner_indexed_watch<K>(
+    client: &Client,
+) -> (Store<K>, OwnerIndex<K>, impl Stream<Item = Result<K, watcher::Error>> + Send + use<K>)
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+{
+    let (store, writer) = reflector::store::<K>();
+    let index = OwnerIndex::default();
+    let (follower, cache) = (index.clone(), store.clone());
+    let stream = watcher(Api::<K>::all(client.clone()), watcher::Config::default())
+        .default_backoff()
+        .reflect(writer)
+        .inspect(move |event| {
+            if let Ok(event) = event {
+                follower.apply(event, &cache);
+            }
+        })
+        .touched_objects();
+    (store, index, stream)
 }
 
 /// Becomes true once the workload watch delivered its first complete list.

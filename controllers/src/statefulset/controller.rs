@@ -38,6 +38,7 @@ use crate::{
         Metrics,
         events::{EventKind, EventRecorder},
         expectations::{ResourceVersionExpectations, ScaleExpectations},
+        owner_index::OwnerIndex,
         queue::PendingQueue,
         workload,
     },
@@ -52,8 +53,9 @@ pub const FIELD_MANAGER: &str = "kruise-manager";
 pub struct Context {
     /// API client.
     pub client: Client,
-    /// Cache of every pod.
-    pub pods: Store<Pod>,
+    /// The pod cache by controlling owner: a reconcile reads its own pods and the orphans it
+    /// may adopt, not every pod.
+    pub pods: OwnerIndex<Pod>,
     /// Cache of every PVC.
     pub pvcs: Store<PersistentVolumeClaim>,
     /// Cache of every ControllerRevision.
@@ -212,7 +214,7 @@ pub async fn run(
     settings: Settings,
     on_synced: impl FnOnce() + Send + 'static,
 ) {
-    let (pods, pod_stream) = workload::cached_watch::<Pod>(&client);
+    let (pods, pod_index, pod_stream) = workload::owner_indexed_watch::<Pod>(&client);
     let (pvcs, pvc_stream) = workload::cached_watch::<PersistentVolumeClaim>(&client);
     let (revisions, revision_stream) = workload::cached_watch::<ControllerRevision>(&client);
 
@@ -220,7 +222,7 @@ pub async fn run(
         .with_field_manager(FIELD_MANAGER);
     let ctx = Arc::new(Context {
         client: client.clone(),
-        pods: pods.clone(),
+        pods: pod_index,
         pvcs: pvcs.clone(),
         revisions: revisions.clone(),
         scale_expectations: ScaleExpectations::new(),

@@ -116,12 +116,8 @@ pub async fn sync(set: Arc<StatefulSet>, ctx: &Context) -> Result<SyncOutcome, C
     let set_name = set.name_any();
     let now = Instant::now();
 
-    let in_namespace: Vec<Arc<Pod>> = ctx
-        .pods
-        .state()
-        .into_iter()
-        .filter(|p| p.namespace().as_deref() == Some(namespace.as_str()))
-        .collect();
+    // Only the pods this workload controls and the orphans it may adopt.
+    let in_namespace: Vec<Arc<Pod>> = ctx.pods.owned_or_orphaned(&namespace, &uid);
     let claims: BTreeMap<String, PersistentVolumeClaim> = ctx
         .pvcs
         .state()

@@ -499,6 +499,18 @@ impl Api {
                 builtin::prepare_write(def, &mut object);
             }
             let now = objects::now_rfc3339();
+            // As kube-apiserver: an update that carries no managed fields (absent or empty) keeps
+            // the stored ones, and the write is recorded on top of them.
+            let carries_none = object
+                .pointer("/metadata/managedFields")
+                .is_none_or(|fields| fields.is_null() || fields.as_array().is_some_and(Vec::is_empty));
+            if carries_none {
+                objects::set_meta(
+                    &mut object,
+                    "managedFields",
+                    current.pointer("/metadata/managedFields").cloned(),
+                );
+            }
             if object.pointer("/metadata/managedFields") == current.pointer("/metadata/managedFields") {
                 object = apply::record_update(
                     Some(&current),

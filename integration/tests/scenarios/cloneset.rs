@@ -179,18 +179,13 @@ pub async fn create_scale_and_delete(scene: Scene) -> Result<(), Skip> {
     let doomed = pods[3].name_any();
     let kept: BTreeSet<String> =
         pods.iter().filter(|pod| pod.name_any() != doomed).filter_map(|pod| pod.uid()).collect();
-    kit.patch("web", json!({"spec": {"replicas": 6, "scaleStrategy": {"podsToDelete": [doomed]}}}))
-        .await
-        .unwrap();
-    let (_, pods) = kit
-        .wait_for("web", "podsToDelete honoured", |set, pods| {
-            settled(set, pods, 6) && !names(pods).contains(&doomed)
-        })
-        .await;
-    assert_eq!(uids(&pods), kept, "scale down by podsToDelete removed only the listed pod");
-
-    // Scale down removes the pods with the lowest deletion cost first.
-    let cheap: BTreeSet<String> = [pods[1].name_any(), pods[4].name_any()].into();
+    // The deletion costs for the scale-down after it are set first. The controller writes the
+    // settled status below only once its pod watch showed the deletion, which comes after these
+    // annotations on that watch, so the scale-down is decided knowing them. (Setting them right
+    // before the scale-down raced the CloneSet event against the pod events.)
+    let survivors: Vec<String> =
+        pods.iter().map(ResourceExt::name_any).filter(|name| *name != doomed).collect();
+    let cheap: BTreeSet<String> = [survivors[1].clone(), survivors[4].clone()].into();
     for (pod, cost) in
         pods.iter().map(|pod| (pod.name_any(), if cheap.contains(&pod.name_any()) { "-100" } else { "100" }))
     {
@@ -203,6 +198,17 @@ pub async fn create_scale_and_delete(scene: Scene) -> Result<(), Skip> {
             .await
             .unwrap();
     }
+    kit.patch("web", json!({"spec": {"replicas": 6, "scaleStrategy": {"podsToDelete": [doomed]}}}))
+        .await
+        .unwrap();
+    let (_, pods) = kit
+        .wait_for("web", "podsToDelete honoured", |set, pods| {
+            settled(set, pods, 6) && !names(pods).contains(&doomed)
+        })
+        .await;
+    assert_eq!(uids(&pods), kept, "scale down by podsToDelete removed only the listed pod");
+
+    // Scale down removes the pods with the lowest deletion cost first.
     kit.patch("web", json!({"spec": {"replicas": 4, "scaleStrategy": {"podsToDelete": null}}}))
         .await
         .unwrap();
