@@ -89,7 +89,7 @@ pub async fn sync(cs: Arc<CloneSet>, ctx: &Context) -> Result<SyncOutcome, Contr
 
     // What the cache shows; creates and deletes we asked for must be visible before scaling again.
     // Only the pods this workload controls and the orphans it may adopt.
-    let in_namespace: Vec<Arc<Pod>> = ctx.pods.owned_or_orphaned(&namespace, &uid);
+    let claimable: Vec<Arc<Pod>> = ctx.pods.owned_or_orphaned(&namespace, &uid);
     let owned_pvcs: Vec<PersistentVolumeClaim> = ctx
         .pvcs
         .state()
@@ -100,7 +100,7 @@ pub async fn sync(cs: Arc<CloneSet>, ctx: &Context) -> Result<SyncOutcome, Contr
         })
         .map(|p| (*p).clone())
         .collect();
-    let mut present: HashSet<String> = in_namespace
+    let mut present: HashSet<String> = claimable
         .iter()
         .filter(|p| controller_uid(p) == Some(uid.as_str()) && p.metadata.deletion_timestamp.is_none())
         .map(|p| p.name_any())
@@ -120,7 +120,7 @@ pub async fn sync(cs: Arc<CloneSet>, ctx: &Context) -> Result<SyncOutcome, Contr
     // Only pods this CloneSet controls and orphans are looked at (and copied): matching the
     // selector against every pod of the namespace on each reconcile dominated the manager's CPU.
     let mut pods: Vec<Pod> = Vec::new();
-    for pod in &in_namespace {
+    for pod in &claimable {
         match controller_uid(pod) {
             Some(owner) if owner == uid => {
                 if kruise_crds::selector::is_empty(&selector)

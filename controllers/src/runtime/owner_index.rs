@@ -124,16 +124,6 @@ where
             .flat_map(|members| members.values().cloned())
             .collect()
     }
-
-    /// How many objects are indexed.
-    pub fn len(&self) -> usize {
-        self.entries.read().group_of.len()
-    }
-
-    /// Whether nothing is indexed.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 #[cfg(test)]
@@ -217,7 +207,7 @@ mod tests {
         for (namespace, uid, expected) in cases {
             assert_eq!(fixture.names(namespace, uid), expected, "{namespace} {uid}");
         }
-        assert_eq!(fixture.index.len(), 6);
+        assert_eq!(fixture.index.entries.read().group_of.len(), 6);
     }
 
     #[test]
@@ -225,7 +215,7 @@ mod tests {
         let mut fixture = Fixture::new();
         fixture.event(Event::Init);
         fixture.event(Event::InitApply(pod("a", "p", Some("u1"))));
-        assert!(fixture.index.is_empty());
+        assert!(fixture.index.entries.read().group_of.is_empty());
         fixture.event(Event::InitDone);
         assert_eq!(fixture.names("a", "u1"), ["p"]);
     }
@@ -245,7 +235,7 @@ mod tests {
 
         fixture.event(Event::Delete(pod("a", "p", Some("u2"))));
         assert!(fixture.names("a", "u2").is_empty());
-        assert!(fixture.index.is_empty());
+        assert!(fixture.index.entries.read().group_of.is_empty());
     }
 
     #[test]

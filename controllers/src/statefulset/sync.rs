@@ -117,7 +117,7 @@ pub async fn sync(set: Arc<StatefulSet>, ctx: &Context) -> Result<SyncOutcome, C
     let now = Instant::now();
 
     // Only the pods this workload controls and the orphans it may adopt.
-    let in_namespace: Vec<Arc<Pod>> = ctx.pods.owned_or_orphaned(&namespace, &uid);
+    let claimable: Vec<Arc<Pod>> = ctx.pods.owned_or_orphaned(&namespace, &uid);
     let claims: BTreeMap<String, PersistentVolumeClaim> = ctx
         .pvcs
         .state()
@@ -127,7 +127,7 @@ pub async fn sync(set: Arc<StatefulSet>, ctx: &Context) -> Result<SyncOutcome, C
         .collect();
 
     // Creates and deletes we asked for must show in the cache before deciding again.
-    let mut present: HashSet<String> = in_namespace
+    let mut present: HashSet<String> = claimable
         .iter()
         .filter(|p| controller_uid(p) == Some(uid.as_str()) && !is_terminating(p))
         .map(|p| p.name_any())
@@ -150,7 +150,7 @@ pub async fn sync(set: Arc<StatefulSet>, ctx: &Context) -> Result<SyncOutcome, C
         !kruise_crds::selector::is_empty(&selector) && kruise_crds::selector::matches(&selector, pod.labels())
     };
     let mut pods: Vec<Pod> = Vec::new();
-    for pod in &in_namespace {
+    for pod in &claimable {
         match controller_uid(pod) {
             Some(owner) if owner == uid => {
                 if selects(pod) && is_member_of(&set_name, pod) {

@@ -168,9 +168,21 @@ pub fn default_patch<T: DeserializeOwned + Serialize>(
     };
     let before = serde_json::to_value(&object).map_err(|error| error.to_string())?;
     apply_defaults(&mut object, inject_template_defaults);
-    let after = serde_json::to_value(&object).map_err(|error| error.to_string())?;
+    patch_to(raw, &before, &object)
+}
+
+/// The JSON patch from `raw` to `after`, diffed from `before` (the typed round trip of `raw`)
+/// so that fields the types do not know are left alone. The decoded form can differ from what
+/// was sent, and the patch must apply to what was sent: when it does not, the patch is the
+/// diff from `raw` itself.
+pub fn patch_to<B: Serialize, A: Serialize>(
+    raw: &Value,
+    before: &B,
+    after: &A,
+) -> Result<json_patch::Patch, String> {
+    let before = serde_json::to_value(before).map_err(|error| error.to_string())?;
+    let after = serde_json::to_value(after).map_err(|error| error.to_string())?;
     let patch = json_patch::diff(&before, &after);
-    // The decoded form can differ from what was sent; the patch must apply to what was sent.
     let mut probe = raw.clone();
     if json_patch::patch(&mut probe, &patch.0).is_ok() {
         Ok(patch)

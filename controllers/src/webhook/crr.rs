@@ -36,7 +36,7 @@ use kube::core::{
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
-use super::admission::{allowed, errored, invalid, object_value, object_version, patched};
+use super::admission::{allowed, errored, invalid, object_value, object_version, patch_to, patched};
 
 const KIND: &str = "ContainerRecreateRequest";
 
@@ -78,20 +78,6 @@ fn decode<T: DeserializeOwned>(raw: &Value) -> Result<T, String> {
     let mut value = raw.clone();
     drop_null_fields(&mut value);
     serde_json::from_value(value).map_err(|error| format!("cannot decode the {KIND}: {error}"))
-}
-
-/// The JSON patch from `raw` to `after` (diffed from the typed round trip of `raw`, so fields
-/// the types do not know are left alone, unless that patch does not apply to `raw`).
-fn patch_to<T: Serialize>(raw: &Value, before: &T, after: &T) -> Result<json_patch::Patch, String> {
-    let before = serde_json::to_value(before).map_err(|error| error.to_string())?;
-    let after = serde_json::to_value(after).map_err(|error| error.to_string())?;
-    let patch = json_patch::diff(&before, &after);
-    let mut probe = raw.clone();
-    if json_patch::patch(&mut probe, &patch.0).is_ok() {
-        Ok(patch)
-    } else {
-        Ok(json_patch::diff(raw, &after))
-    }
 }
 
 /// The refusal when the pod could not be used at all (missing, or its node missing).

@@ -27,7 +27,7 @@ use kube::core::{
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
-use super::admission::{allowed, errored, invalid, object_value, object_version, patched};
+use super::admission::{allowed, errored, invalid, object_value, object_version, patch_to, patched};
 
 /// One of the image pre-pull kinds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,14 +66,7 @@ fn default_patch<T: DeserializeOwned + Serialize>(
     let mut object: T = decode(raw, kind)?;
     let before = serde_json::to_value(&object).map_err(|error| error.to_string())?;
     apply_defaults(&mut object);
-    let after = serde_json::to_value(&object).map_err(|error| error.to_string())?;
-    let patch = json_patch::diff(&before, &after);
-    let mut probe = raw.clone();
-    if json_patch::patch(&mut probe, &patch.0).is_ok() {
-        Ok(patch)
-    } else {
-        Ok(json_patch::diff(raw, &after))
-    }
+    patch_to(raw, &before, &object)
 }
 
 /// The defaulting webhook of `kind` (CREATE and UPDATE).
