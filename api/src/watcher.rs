@@ -86,7 +86,7 @@ pub async fn reconcile_all(ops: &Operations) {
     };
     for row in rows {
         match ops.live(&row, PodCounts::WhenEnded).await {
-            Ok(live) => reconcile(ops, &row, live).await,
+            Ok(live) => record_live(ops, &row, &live).await,
             Err(error) => {
                 tracing::debug!(%error, rollout = %row.id, "rollout watcher: cannot read the workload")
             }
@@ -94,7 +94,11 @@ pub async fn reconcile_all(ops: &Operations) {
     }
 }
 
-async fn reconcile(ops: &Operations, row: &RolloutRow, live: Live) {
+/// Records what the workload shows of a running rollout: its revision once known, and a
+/// transition when the state it implies is not the stored one. The store's compare-and-set makes
+/// this safe to call from several places at once (the watcher, and a client's read that saw the
+/// change first, so that the state it answers is already in the history).
+pub(crate) async fn record_live(ops: &Operations, row: &RolloutRow, live: &Live) {
     let stored = row.state();
     let Live { derived, progress, .. } = live;
     if row.revision.is_none()
@@ -114,7 +118,7 @@ async fn reconcile(ops: &Operations, row: &RolloutRow, live: Live) {
         actor: WATCHER_ACTOR.into(),
         reason: derived.reason.into(),
         message: derived.message.clone(),
-        progress: progress.and_then(|p| serde_json::to_value(p).ok()),
+        progress: progress.as_ref().and_then(|p| serde_json::to_value(p).ok()),
     };
     match ops.store().transition(stored, derived.revision.as_deref(), &transition).await {
         Ok(true) => {

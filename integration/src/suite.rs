@@ -157,16 +157,34 @@ pub fn run_suite(scenarios: &[Scenario]) -> ExitCode {
     println!("\nrunning {} scenarios on {} tier(s)", selected.len(), tiers.len());
     let suite_started = Instant::now();
     let mut report = DifferentialReport::new();
+    let concurrent = tiers_run_concurrently();
+    if concurrent && tiers.len() > 1 {
+        println!(
+            "the tiers of each scenario run concurrently (KRUISE_IT_CONCURRENT_TIERS=0 runs them one after the other)"
+        );
+    }
     for scenario in &selected {
+        let runnable: Vec<Tier> = tiers
+            .iter()
+            .copied()
+            .filter(|tier| !(real_unavailable.is_some() && *tier == Tier::Real))
+            .collect();
+        let mut runs = run_tiers(scenario, &runnable, concurrent);
         for &tier in &tiers {
-            let run = match (&real_unavailable, tier) {
-                (Some(outcome), Tier::Real) => TierRun {
+            let run = match (&real_unavailable, runs.remove(&tier)) {
+                (_, Some(run)) => run,
+                (Some(outcome), None) => TierRun {
                     outcome: outcome.clone(),
                     observations: BTreeMap::new(),
                     notes: Vec::new(),
                     duration: Duration::ZERO,
                 },
-                _ => run_one(scenario, tier),
+                (None, None) => TierRun {
+                    outcome: Outcome::Failed("the run ended without a result".into()),
+                    observations: BTreeMap::new(),
+                    notes: Vec::new(),
+                    duration: Duration::ZERO,
+                },
             };
             println!(
                 "scenario {} on {tier} ... {} ({:.1}s)",
@@ -223,6 +241,36 @@ fn outcome_text(outcome: &Outcome) -> String {
         Outcome::Failed(message) => format!("FAILED: {message}"),
         Outcome::Skipped(reason) => format!("skipped: {reason}"),
     }
+}
+
+/// Whether the tiers of one scenario run at the same time (the default). Each tier has its own
+/// cluster, processes and runtime, and a scenario mostly waits on its cluster, so on two cores the
+/// pair takes about as long as its slower half; `KRUISE_IT_CONCURRENT_TIERS=0` runs them in turn.
+fn tiers_run_concurrently() -> bool {
+    std::env::var("KRUISE_IT_CONCURRENT_TIERS").map(|value| value.trim() != "0").unwrap_or(true)
+}
+
+/// Runs `scenario` on each of `tiers`, on one thread per tier when `concurrent`.
+fn run_tiers(scenario: &Scenario, tiers: &[Tier], concurrent: bool) -> BTreeMap<Tier, TierRun> {
+    if !concurrent {
+        return tiers.iter().map(|&tier| (tier, run_one(scenario, tier))).collect();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> =
+            tiers.iter().map(|&tier| (tier, scope.spawn(move || run_one(scenario, tier)))).collect();
+        handles
+            .into_iter()
+            .map(|(tier, handle)| {
+                let run = handle.join().unwrap_or_else(|payload| TierRun {
+                    outcome: Outcome::Failed(panic_message(payload.as_ref())),
+                    observations: BTreeMap::new(),
+                    notes: Vec::new(),
+                    duration: Duration::ZERO,
+                });
+                (tier, run)
+            })
+            .collect()
+    })
 }
 
 /// One scenario on one tier, in a fresh cluster and a fresh runtime.

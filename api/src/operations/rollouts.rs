@@ -543,6 +543,9 @@ impl Operations {
         } else {
             Some(self.live(row, if history { PodCounts::Count } else { PodCounts::Skip }).await?)
         };
+        if history && let Some(live) = &live {
+            crate::watcher::record_live(self, row, live).await;
+        }
         let mut rollout = assemble(row, live)?;
         if history {
             rollout.history = self
