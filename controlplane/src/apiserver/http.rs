@@ -1,6 +1,6 @@
 //! The HTTP surface: routes every request to discovery, OpenAPI, health or a resource verb,
-//! decodes bodies (JSON or YAML), negotiates the response form (object, Table,
-//! PartialObjectMetadata) and writes `Warning` headers.
+//! decodes bodies (JSON, YAML or protobuf, as the Content-Type says), negotiates the response
+//! (serializer and form: object, Table, PartialObjectMetadata) and writes `Warning` headers.
 
 use std::{collections::HashMap, sync::Arc};
 
@@ -17,9 +17,10 @@ use super::{
     counters::RequestCounts,
     discovery,
     errors::ApiError,
-    objects, openapi, options,
+    negotiation::{self, Codec, Conversion, Endpoint, Output},
+    objects, openapi, options, protobuf,
     request::{self, ResourceRequest, Target, Verb},
-    subresources, table,
+    respond, subresources, table,
     watch::{self, EventFormat},
 };
 use crate::registry::ResourceDef;
@@ -54,22 +55,22 @@ pub async fn handle(
     match path.as_str() {
         "/healthz" | "/livez" | "/readyz" => return health(&state, &path, &query),
         "/version" => return json_response(StatusCode::OK, &version(), &[]),
-        "/openapi/v2" => return json_response(StatusCode::OK, &openapi::v2(&state.api.registry), &[]),
+        "/openapi/v2" => {
+            return openapi_response(&accept, 2, || Some(openapi::v2(&state.api.registry)));
+        }
         "/openapi/v3" | "/openapi/v3/" => {
-            return json_response(StatusCode::OK, &openapi::v3_index(&state.api.registry), &[]);
+            return openapi_response(&accept, 3, || Some(openapi::v3_index(&state.api.registry)));
         }
         _ => {}
     }
     if let Some(rest) = path.strip_prefix("/openapi/v3/") {
-        return match openapi::v3_group_version(&state.api.registry, rest.trim_end_matches('/')) {
-            Some(document) => json_response(StatusCode::OK, &document, &[]),
-            None => ApiError::no_such_path().into_response(),
-        };
+        let registry = &state.api.registry;
+        return openapi_response(&accept, 3, || openapi::v3_group_version(registry, rest.trim_end_matches('/')));
     }
     let watch = query.get("watch").is_some_and(|w| w == "true" || w == "1");
     let target = match request::parse(&method, &path, watch) {
         Ok(target) => target,
-        Err(_) => return ApiError::no_such_path().into_response(),
+        Err(_) => return respond::error(&ApiError::no_such_path(), &accept),
     };
     let registry = &state.api.registry;
     let result = match target {
@@ -88,14 +89,26 @@ pub async fn handle(
         Target::Resource(request) => {
             let response = resource(&state, request.clone(), &query, &headers, &accept, body)
                 .await
-                .unwrap_or_else(IntoResponse::into_response);
+                .unwrap_or_else(|error| respond::error(&error, &accept));
             state.requests.record(&header(&headers, "user-agent"), &request, response.status().as_u16());
             return response;
         }
     };
     match result {
         Ok(document) => json_response(StatusCode::OK, &document, &[]),
-        Err(error) => error.into_response(),
+        Err(error) => respond::error(&error, &accept),
+    }
+}
+
+/// An OpenAPI document, as JSON when the `Accept` header allows it; 406 (empty, as
+/// kube-apiserver's OpenAPI handler answers) when it asks for a form not served here.
+fn openapi_response(accept: &str, version: u8, document: impl FnOnce() -> Option<Value>) -> Response {
+    if !negotiation::openapi_wants_json(accept, version) {
+        return (StatusCode::NOT_ACCEPTABLE, [(http::header::VARY, "Accept")]).into_response();
+    }
+    match document() {
+        Some(document) => json_response(StatusCode::OK, &document, &[]),
+        None => ApiError::no_such_path().into_response(),
     }
 }
 
@@ -156,14 +169,22 @@ pub fn json_response(status: StatusCode, body: &Value, warnings: &[String]) -> R
     response
 }
 
-/// Decodes a request body as JSON or YAML, as the Content-Type says.
+/// Decodes a request body as JSON, YAML or protobuf, as the Content-Type says (415 for any
+/// other media type).
 pub fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
-    let content_type = header(headers, "content-type");
-    let is_yaml = content_type.contains("yaml");
+    let codec = negotiation::input(&header(headers, "content-type"))?;
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_request("the body of the request was empty"));
     }
-    if is_yaml {
+    if codec == Codec::Protobuf {
+        return protobuf::decode(body).map_err(|error| match error {
+            protobuf::CodecError::UnknownKind { .. } | protobuf::CodecError::NoMagic => {
+                ApiError::bad_request(format!("the object provided is unrecognized: {error}"))
+            }
+            _ => ApiError::bad_request(format!("error decoding protobuf: {error}")),
+        });
+    }
+    if codec == Codec::Yaml {
         let yaml: serde_yaml::Value = serde_yaml::from_slice(body)
             .map_err(|error| ApiError::bad_request(format!("error decoding YAML: {error}")))?;
         serde_json::to_value(yaml)
@@ -199,18 +220,24 @@ async fn resource(
     let namespace = request.namespace.as_deref();
     let version = request.version.as_str();
     let user_agent = header(headers, "user-agent");
+    let endpoint = if def.is_custom() { Endpoint::Custom } else { Endpoint::Builtin };
+    // As kube-apiserver: the response form is settled before anything is read or written.
+    let output = negotiation::output(accept, endpoint)?;
+    // Only the object itself, Tables and metadata are converted; subresources answer objects.
+    // (Protobuf metadata of a custom resource converts; the object itself is JSON.)
+    let codec = if endpoint == Endpoint::Custom && output.codec == Codec::Protobuf { Codec::Json } else { output.codec };
+    let plain = Output { codec, conversion: Conversion::None };
     match (request.verb, request.subresource.as_deref()) {
         (Verb::Watch, _) => {
             let mut list_options = options::list_options(query)?;
             if let Some(name) = &request.name {
                 list_options.field_selector = merge_name_selector(&list_options.field_selector, name);
             }
-            let format = if table::wants_table(accept) {
-                EventFormat::Table
-            } else if table::wants_metadata(accept) {
-                EventFormat::Metadata
-            } else {
-                EventFormat::Object
+            let stream = negotiation::stream(accept, endpoint)?;
+            let format = match stream.conversion {
+                Conversion::Table => EventFormat::Table,
+                Conversion::PartialObjectMetadata => EventFormat::Metadata,
+                Conversion::None => EventFormat::Object,
             };
             let receiver = watch::start(
                 api.clone(),
@@ -220,86 +247,91 @@ async fn resource(
                 None,
                 list_options,
                 format,
+                stream.codec,
             )?;
-            let stream = tokio_stream::wrappers::ReceiverStream::new(receiver);
             let content_type = if format == EventFormat::Table {
-                "application/json;as=Table;v=v1;g=meta.k8s.io"
+                respond::TABLE_CONTENT_TYPE
             } else {
-                "application/json"
+                stream.codec.stream_media_type()
             };
+            let stream = tokio_stream::wrappers::ReceiverStream::new(receiver);
             Ok((StatusCode::OK, [(http::header::CONTENT_TYPE, content_type)], Body::from_stream(stream))
                 .into_response())
         }
         (Verb::List, None) => {
             let list_options = options::list_options(query)?;
             let (items, rv, next) = api.list(&def, version, namespace, &list_options).await?;
-            Ok(list_response(&def, version, items, rv, next, accept, query))
+            Ok(list_response(&def, version, items, rv, next, output, query))
         }
         (Verb::Get, None) => {
             let name = request.name.as_deref().unwrap_or_default();
             let object = api.get(&def, version, namespace, name).await?;
-            Ok(object_response(&def, version, object, accept, query))
+            Ok(object_response(&def, version, object, output, query))
         }
         (Verb::Get, Some("status")) => {
             let name = request.name.as_deref().unwrap_or_default();
             let object = api.get(&def, version, namespace, name).await?;
-            Ok(json_response(StatusCode::OK, &object, &[]))
+            Ok(respond::object(StatusCode::OK, &object, plain, &[]))
         }
         (Verb::Get, Some("scale")) => {
             let name = request.name.as_deref().unwrap_or_default();
             let scale = subresources::get_scale(api, &def, version, namespace, name).await?;
-            Ok(json_response(StatusCode::OK, &scale, &[]))
+            Ok(respond::object(StatusCode::OK, &scale, plain, &[]))
         }
         (Verb::Create, None) => {
             let write = options::write_options(query, &user_agent)?;
             let body = decode_body(headers, &body)?;
             let written = api.create(&def, version, namespace, body, &write).await?;
-            Ok(written_response(written))
+            Ok(written_response(written, plain))
         }
         (Verb::Create, Some("binding")) => {
             let name = request.name.as_deref().unwrap_or_default();
             let body = decode_body(headers, &body)?;
             let write = options::write_options(query, &user_agent)?;
             subresources::bind(api, &def, namespace, name, &body, &write).await?;
-            Ok(json_response(StatusCode::CREATED, &success_status(), &[]))
+            Ok(respond::object(StatusCode::CREATED, &success_status(), plain, &[]))
         }
         (Verb::Create, Some("eviction")) => {
             let name = request.name.as_deref().unwrap_or_default();
-            let body = decode_body(headers, &body).unwrap_or(json!({}));
+            let body = match decode_body(headers, &body) {
+                Err(error) if error.code == 415 => return Err(error),
+                decoded => decoded.unwrap_or(json!({})),
+            };
             subresources::evict(api, &def, namespace, name, &body).await?;
-            Ok(json_response(StatusCode::CREATED, &success_status(), &[]))
+            Ok(respond::object(StatusCode::CREATED, &success_status(), plain, &[]))
         }
         (Verb::Update, sub @ (None | Some("status") | Some("finalize") | Some("resize"))) => {
             let name = request.name.as_deref().unwrap_or_default();
             let write = options::write_options(query, &user_agent)?;
             let body = decode_body(headers, &body)?;
             let written = api.update(&def, version, namespace, name, sub, body, &write).await?;
-            Ok(written_response(written))
+            Ok(written_response(written, plain))
         }
         (Verb::Patch, sub @ (None | Some("status") | Some("resize"))) => {
             let name = request.name.as_deref().unwrap_or_default();
             let write = options::write_options(query, &user_agent)?;
-            let patch_type = patch_type(headers)?;
+            let patch_type = patch_type(headers, def.is_custom())?;
             let body = decode_body(headers, &body)?;
             let written = api.patch(&def, version, namespace, name, sub, patch_type, body, &write).await?;
-            Ok(written_response(written))
+            Ok(written_response(written, plain))
         }
         (Verb::Update | Verb::Patch, Some("scale")) => {
             let name = request.name.as_deref().unwrap_or_default();
             let write = options::write_options(query, &user_agent)?;
             let body = decode_body(headers, &body)?;
-            let patch_type = if request.verb == Verb::Patch { Some(patch_type(headers)?) } else { None };
+            let patch_type =
+                if request.verb == Verb::Patch { Some(patch_type(headers, def.is_custom())?) } else { None };
             let scale =
                 subresources::set_scale(api, &def, version, namespace, name, patch_type, body, &write)
                     .await?;
-            Ok(json_response(StatusCode::OK, &scale, &[]))
+            Ok(respond::object(StatusCode::OK, &scale, plain, &[]))
         }
         (Verb::Delete, None) => {
             let name = request.name.as_deref().unwrap_or_default();
-            let body = if body.is_empty() { None } else { decode_body(headers, &body).ok() };
+            let body = delete_body(headers, &body)?;
             let delete = options::delete_options(query, body.as_ref())?;
             match api.delete(&def, version, namespace, name, &delete).await? {
-                Deleted::Pending(object) => Ok(json_response(StatusCode::OK, &object, &[])),
+                Deleted::Pending(object) => Ok(respond::object(StatusCode::OK, &object, plain, &[])),
                 Deleted::Gone(object) => {
                     let status = json!({
                         "kind": "Status",
@@ -313,20 +345,33 @@ async fn resource(
                             "uid": objects::uid(&object).unwrap_or_default(),
                         },
                     });
-                    Ok(json_response(StatusCode::OK, &status, &[]))
+                    Ok(respond::object(StatusCode::OK, &status, plain, &[]))
                 }
             }
         }
         (Verb::DeleteCollection, None) => {
             let list_options = options::list_options(query)?;
-            let body = if body.is_empty() { None } else { decode_body(headers, &body).ok() };
+            let body = delete_body(headers, &body)?;
             let delete = options::delete_options(query, body.as_ref())?;
             let deleted = api.delete_collection(&def, version, namespace, &list_options, &delete).await?;
-            Ok(list_response(&def, version, deleted, api.store.current_rv(), None, "", query))
+            Ok(list_response(&def, version, deleted, api.store.current_rv(), None, plain, query))
         }
         _ => Err(ApiError::method_not_allowed(
             "the server does not allow this method on the requested resource".to_string(),
         )),
+    }
+}
+
+/// The DeleteOptions of a delete request, if it has a body: an unknown media type is refused
+/// (415); a body that does not decode is ignored, as before protobuf was read.
+fn delete_body(headers: &HeaderMap, body: &[u8]) -> Result<Option<Value>, ApiError> {
+    if body.is_empty() {
+        return Ok(None);
+    }
+    match decode_body(headers, body) {
+        Ok(options) => Ok(Some(options)),
+        Err(error) if error.code == 415 => Err(error),
+        Err(_) => Ok(None),
     }
 }
 
@@ -335,19 +380,30 @@ fn merge_name_selector(selector: &str, name: &str) -> String {
     if selector.is_empty() { term } else { format!("{selector},{term}") }
 }
 
-fn patch_type(headers: &HeaderMap) -> Result<PatchType, ApiError> {
+/// The patch type of a PATCH, from its Content-Type (as kube-apiserver: the media type before
+/// any `;`, compared exactly); 415 listing the types the resource takes (custom resources
+/// take no strategic merge patch).
+fn patch_type(headers: &HeaderMap, custom: bool) -> Result<PatchType, ApiError> {
     let content_type = header(headers, "content-type");
-    let media = content_type.split(';').next().unwrap_or_default().trim();
+    let media = match content_type.find(';') {
+        Some(index) if index > 0 => &content_type[..index],
+        _ => content_type.as_str(),
+    };
     match media {
         "application/json-patch+json" => Ok(PatchType::Json),
         "application/merge-patch+json" => Ok(PatchType::Merge),
-        "application/strategic-merge-patch+json" => Ok(PatchType::Strategic),
-        "application/apply-patch+yaml" | "application/apply-patch+cbor" => Ok(PatchType::Apply),
-        other => Err(ApiError::unsupported_media_type(format!(
-            "the body of the request was in an unknown format - accepted media types include: \
-             application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, \
-             application/strategic-merge-patch+json (got {other:?})"
-        ))),
+        "application/strategic-merge-patch+json" if !custom => Ok(PatchType::Strategic),
+        "application/apply-patch+yaml" => Ok(PatchType::Apply),
+        _ => {
+            let accepted = if custom {
+                "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+            } else {
+                "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
+            };
+            Err(ApiError::unsupported_media_type(format!(
+                "the body of the request was in an unknown format - accepted media types include: {accepted}"
+            )))
+        }
     }
 }
 
@@ -355,9 +411,9 @@ fn success_status() -> Value {
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
 }
 
-fn written_response(written: Written) -> Response {
+fn written_response(written: Written, output: Output) -> Response {
     let status = if written.created { StatusCode::CREATED } else { StatusCode::OK };
-    json_response(status, &written.object, &written.warnings)
+    respond::object(status, &written.object, output, &written.warnings)
 }
 
 fn include_object(query: &HashMap<String, String>) -> String {
@@ -368,24 +424,21 @@ fn object_response(
     def: &ResourceDef,
     version: &str,
     object: Value,
-    accept: &str,
+    output: Output,
     query: &HashMap<String, String>,
 ) -> Response {
-    if table::wants_table(accept) {
-        let rv = objects::meta_str(&object, "resourceVersion").unwrap_or_default().to_string();
-        let rendered = table::table(def, version, std::slice::from_ref(&object), &include_object(query), &rv);
-        return table_response(&rendered);
+    match output.conversion {
+        Conversion::Table => {
+            let rv = objects::meta_str(&object, "resourceVersion").unwrap_or_default().to_string();
+            let rendered =
+                table::table(def, version, std::slice::from_ref(&object), &include_object(query), &rv);
+            respond::object(StatusCode::OK, &rendered, output, &[])
+        }
+        Conversion::PartialObjectMetadata => {
+            respond::object(StatusCode::OK, &table::partial_metadata(&object), output, &[])
+        }
+        Conversion::None => respond::object(StatusCode::OK, &object, output, &[]),
     }
-    if table::wants_metadata(accept) {
-        return json_response(StatusCode::OK, &table::partial_metadata(&object), &[]);
-    }
-    json_response(StatusCode::OK, &object, &[])
-}
-
-fn table_response(table: &Value) -> Response {
-    let body = serde_json::to_vec(table).unwrap_or_default();
-    (StatusCode::OK, [(http::header::CONTENT_TYPE, "application/json;as=Table;v=v1;g=meta.k8s.io")], body)
-        .into_response()
 }
 
 fn list_response(
@@ -394,25 +447,25 @@ fn list_response(
     items: Vec<Value>,
     rv: u64,
     next: Option<String>,
-    accept: &str,
+    output: Output,
     query: &HashMap<String, String>,
 ) -> Response {
     let rv_text = rv.to_string();
-    if table::wants_table(accept) {
+    if output.conversion == Conversion::Table {
         let mut rendered = table::table(def, version, &items, &include_object(query), &rv_text);
         if let Some(next) = &next {
             rendered["metadata"]["continue"] = json!(next);
         }
-        return table_response(&rendered);
+        return respond::object(StatusCode::OK, &rendered, output, &[]);
     }
     let mut metadata = json!({"resourceVersion": rv_text});
     if let Some(next) = next {
         metadata["continue"] = json!(next);
     }
-    if table::wants_metadata(accept) {
+    if output.conversion == Conversion::PartialObjectMetadata {
         let items: Vec<Value> = items.iter().map(table::partial_metadata).collect();
         let list = json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": metadata, "items": items});
-        return json_response(StatusCode::OK, &list, &[]);
+        return respond::object(StatusCode::OK, &list, output, &[]);
     }
     let list = json!({
         "kind": def.list_kind(),
@@ -420,5 +473,5 @@ fn list_response(
         "metadata": metadata,
         "items": items,
     });
-    json_response(StatusCode::OK, &list, &[])
+    respond::object(StatusCode::OK, &list, output, &[])
 }
