@@ -171,8 +171,8 @@ pub fn json_response(status: StatusCode, body: &Value, warnings: &[String]) -> R
 
 /// Decodes a request body as JSON, YAML or protobuf, as the Content-Type says (415 for any
 /// other media type).
-pub fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
-    let codec = negotiation::input(&header(headers, "content-type"))?;
+pub fn decode_body(headers: &HeaderMap, body: &[u8], endpoint: Endpoint) -> Result<Value, ApiError> {
+    let codec = negotiation::input(&header(headers, "content-type"), endpoint)?;
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_request("the body of the request was empty"));
     }
@@ -221,6 +221,10 @@ async fn resource(
     let version = request.version.as_str();
     let user_agent = header(headers, "user-agent");
     let endpoint = if def.is_custom() { Endpoint::Custom } else { Endpoint::Builtin };
+    if endpoint == Endpoint::Builtin {
+        let collection = request.name.is_none() && matches!(request.verb, Verb::List | Verb::Watch);
+        negotiation::builtin_route(request.verb == Verb::Patch, collection, &header(headers, "content-type"), accept)?;
+    }
     // As kube-apiserver: the response form is settled before anything is read or written.
     let output = negotiation::output(accept, endpoint)?;
     // Only the object itself, Tables and metadata are converted; subresources answer objects.
@@ -236,7 +240,7 @@ async fn resource(
             let stream = negotiation::stream(accept, endpoint)?;
             let format = match stream.conversion {
                 Conversion::Table => EventFormat::Table,
-                Conversion::PartialObjectMetadata => EventFormat::Metadata,
+                Conversion::PartialObjectMetadata | Conversion::PartialObjectMetadataList => EventFormat::Metadata,
                 Conversion::None => EventFormat::Object,
             };
             let receiver = watch::start(
@@ -259,11 +263,23 @@ async fn resource(
                 .into_response())
         }
         (Verb::List, None) => {
+            if output.conversion == Conversion::PartialObjectMetadata {
+                return Err(ApiError::not_acceptable(format!(
+                    "you requested PartialObjectMetadata, but the requested object is a list (*{}List)",
+                    go_type(&def)
+                )));
+            }
             let list_options = options::list_options(query)?;
             let (items, rv, next) = api.list(&def, version, namespace, &list_options).await?;
             Ok(list_response(&def, version, items, rv, next, output, query))
         }
         (Verb::Get, None) => {
+            if output.conversion == Conversion::PartialObjectMetadataList {
+                return Err(ApiError::not_acceptable(format!(
+                    "you requested PartialObjectMetadataList, but the requested object is not a list (*{})",
+                    go_type(&def)
+                )));
+            }
             let name = request.name.as_deref().unwrap_or_default();
             let object = api.get(&def, version, namespace, name).await?;
             Ok(object_response(&def, version, object, output, query))
@@ -280,20 +296,20 @@ async fn resource(
         }
         (Verb::Create, None) => {
             let write = options::write_options(query, &user_agent)?;
-            let body = decode_body(headers, &body)?;
+            let body = decode_body(headers, &body, endpoint)?;
             let written = api.create(&def, version, namespace, body, &write).await?;
             Ok(written_response(written, plain))
         }
         (Verb::Create, Some("binding")) => {
             let name = request.name.as_deref().unwrap_or_default();
-            let body = decode_body(headers, &body)?;
+            let body = decode_body(headers, &body, endpoint)?;
             let write = options::write_options(query, &user_agent)?;
             subresources::bind(api, &def, namespace, name, &body, &write).await?;
             Ok(respond::object(StatusCode::CREATED, &success_status(), plain, &[]))
         }
         (Verb::Create, Some("eviction")) => {
             let name = request.name.as_deref().unwrap_or_default();
-            let body = match decode_body(headers, &body) {
+            let body = match decode_body(headers, &body, endpoint) {
                 Err(error) if error.code == 415 => return Err(error),
                 decoded => decoded.unwrap_or(json!({})),
             };
@@ -303,7 +319,7 @@ async fn resource(
         (Verb::Update, sub @ (None | Some("status") | Some("finalize") | Some("resize"))) => {
             let name = request.name.as_deref().unwrap_or_default();
             let write = options::write_options(query, &user_agent)?;
-            let body = decode_body(headers, &body)?;
+            let body = decode_body(headers, &body, endpoint)?;
             let written = api.update(&def, version, namespace, name, sub, body, &write).await?;
             Ok(written_response(written, plain))
         }
@@ -311,14 +327,14 @@ async fn resource(
             let name = request.name.as_deref().unwrap_or_default();
             let write = options::write_options(query, &user_agent)?;
             let patch_type = patch_type(headers, def.is_custom())?;
-            let body = decode_body(headers, &body)?;
+            let body = decode_body(headers, &body, endpoint)?;
             let written = api.patch(&def, version, namespace, name, sub, patch_type, body, &write).await?;
             Ok(written_response(written, plain))
         }
         (Verb::Update | Verb::Patch, Some("scale")) => {
             let name = request.name.as_deref().unwrap_or_default();
             let write = options::write_options(query, &user_agent)?;
-            let body = decode_body(headers, &body)?;
+            let body = decode_body(headers, &body, endpoint)?;
             let patch_type =
                 if request.verb == Verb::Patch { Some(patch_type(headers, def.is_custom())?) } else { None };
             let scale =
@@ -368,11 +384,25 @@ fn delete_body(headers: &HeaderMap, body: &[u8]) -> Result<Option<Value>, ApiErr
     if body.is_empty() {
         return Ok(None);
     }
-    match decode_body(headers, body) {
+    // DeleteOptions are a built-in kind for every resource.
+    match decode_body(headers, body, Endpoint::Builtin) {
         Ok(options) => Ok(Some(options)),
         Err(error) if error.code == 415 => Err(error),
         Err(_) => Ok(None),
     }
+}
+
+/// The Go type kube-apiserver names in its conversion errors: the internal type of a built-in
+/// kind (`core.ConfigMap`, `apps.Deployment`), `unstructured.Unstructured` for custom resources.
+fn go_type(def: &ResourceDef) -> String {
+    if def.is_custom() {
+        return "unstructured.Unstructured".to_string();
+    }
+    let package = match def.group.split('.').next().unwrap_or_default() {
+        "" | "events" => "core",
+        group => group,
+    };
+    format!("{package}.{}", def.kind)
 }
 
 fn merge_name_selector(selector: &str, name: &str) -> String {
@@ -434,7 +464,7 @@ fn object_response(
                 table::table(def, version, std::slice::from_ref(&object), &include_object(query), &rv);
             respond::object(StatusCode::OK, &rendered, output, &[])
         }
-        Conversion::PartialObjectMetadata => {
+        Conversion::PartialObjectMetadata | Conversion::PartialObjectMetadataList => {
             respond::object(StatusCode::OK, &table::partial_metadata(&object), output, &[])
         }
         Conversion::None => respond::object(StatusCode::OK, &object, output, &[]),
@@ -462,7 +492,7 @@ fn list_response(
     if let Some(next) = next {
         metadata["continue"] = json!(next);
     }
-    if output.conversion == Conversion::PartialObjectMetadata {
+    if matches!(output.conversion, Conversion::PartialObjectMetadata | Conversion::PartialObjectMetadataList) {
         let items: Vec<Value> = items.iter().map(table::partial_metadata).collect();
         let list = json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": metadata, "items": items});
         return respond::object(StatusCode::OK, &list, output, &[]);

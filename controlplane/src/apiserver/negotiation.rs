@@ -57,8 +57,10 @@ pub enum Conversion {
     None,
     /// `meta.k8s.io` Table (`kubectl get`).
     Table,
-    /// `meta.k8s.io` PartialObjectMetadata (or its list): metadata-only clients.
+    /// `meta.k8s.io` PartialObjectMetadata: metadata-only clients, one object.
     PartialObjectMetadata,
+    /// `meta.k8s.io` PartialObjectMetadataList: metadata-only clients, a list.
+    PartialObjectMetadataList,
 }
 
 /// The outcome of output negotiation.
@@ -163,7 +165,8 @@ fn clause_options(clause: &Clause, codec: Codec, endpoint: Endpoint) -> Option<C
     }
     match kind {
         Some("Table") if text => Some(Conversion::Table),
-        Some("PartialObjectMetadata") | Some("PartialObjectMetadataList") => Some(Conversion::PartialObjectMetadata),
+        Some("PartialObjectMetadata") => Some(Conversion::PartialObjectMetadata),
+        Some("PartialObjectMetadataList") => Some(Conversion::PartialObjectMetadataList),
         _ => None,
     }
 }
@@ -218,18 +221,54 @@ pub fn for_error(accept: &str) -> Codec {
 }
 
 /// The serializer that reads a request body, from its `Content-Type` (JSON when there is
-/// none): 415 for anything else.
-pub fn input(content_type: &str) -> Result<Codec, ApiError> {
+/// none): 415 for anything else. Custom resources are read from JSON and YAML only
+/// (kube-apiserver 1.34.4 fails on a protobuf body there: its CRD handler panics).
+pub fn input(content_type: &str, endpoint: Endpoint) -> Result<Codec, ApiError> {
     if content_type.is_empty() {
         return Ok(Codec::Json);
     }
     let media = content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
-    OFFERED.into_iter().find(|codec| codec.media_type() == media).ok_or_else(|| {
+    let custom = endpoint == Endpoint::Custom;
+    OFFERED.into_iter().filter(|codec| !(custom && *codec == Codec::Protobuf)).find(|codec| codec.media_type() == media).ok_or_else(|| {
+        let accepted = if custom { "application/json, application/yaml".to_string() } else { media_list(false) };
         ApiError::unsupported_media_type(format!(
-            "the body of the request was in an unknown format - accepted media types include: {}",
-            media_list(false)
+            "the body of the request was in an unknown format - accepted media types include: {accepted}"
         ))
     })
+}
+
+/// The route check go-restful makes for built-in resources before kube-apiserver negotiates:
+/// a PATCH needs a patch Content-Type (else 415), and some `Accept` entry (parameters dropped)
+/// must be `*/*` or a media type the route produces, exactly (else 406, so `application/*` is
+/// refused there). Collections (list and watch) also produce the watch stream types.
+pub fn builtin_route(patch: bool, collection: bool, content_type: &str, accept: &str) -> Result<(), ApiError> {
+    let bare = |text: &str| text.split(';').next().unwrap_or_default().trim_matches(' ').to_string();
+    if patch {
+        let patch_types = [
+            "application/json-patch+json",
+            "application/merge-patch+json",
+            "application/strategic-merge-patch+json",
+            "application/apply-patch+yaml",
+        ];
+        let content_type = if content_type.is_empty() { "application/octet-stream" } else { content_type };
+        if !content_type.split(',').any(|part| patch_types.contains(&bare(part).as_str())) {
+            let mut error = ApiError::unsupported_media_type("415: Unsupported Media Type");
+            error.details = Some(serde_json::json!({}));
+            return Err(error);
+        }
+    }
+    let accept = if accept.is_empty() { "*/*" } else { accept };
+    let produced = |mime: &str| mime == "*/*" || OFFERED.iter().any(|codec| codec.media_type() == mime);
+    if !accept.split(',').any(|part| produced(&bare(part))) {
+        let mut available = media_list(false);
+        if collection {
+            available = format!("{available}, {}", media_list(true));
+        }
+        let mut error = ApiError::not_acceptable(format!("406: Not Acceptable\n\nAvailable representations: {available}"));
+        error.details = Some(serde_json::json!({}));
+        return Err(error);
+    }
+    Ok(())
 }
 
 /// For `/openapi/v2` and `/openapi/v3`: whether the form kube-apiserver's OpenAPI handler would
@@ -265,13 +304,15 @@ mod tests {
     #[test]
     fn output_negotiation_follows_kube_apiserver() {
         use Codec::*;
-        use Conversion::{None as Plain, PartialObjectMetadata as Meta, Table as Tab};
+        use Conversion::{None as Plain, PartialObjectMetadataList as Meta, Table as Tab};
         use Endpoint::*;
         let cases: &[(&str, Endpoint, Result<Output, u16>)] = &[
             ("", Builtin, out(Json, Plain)),
             ("", Custom, out(Json, Plain)),
             ("*/*", Builtin, out(Json, Plain)),
             ("application/*", Custom, out(Json, Plain)),
+            // (built-in routes refuse `application/*` before this: see builtin_route)
+            ("application/*", Builtin, out(Json, Plain)),
             ("application/json", Builtin, out(Json, Plain)),
             ("application/yaml", Builtin, out(Yaml, Plain)),
             ("application/vnd.kubernetes.protobuf", Builtin, out(Protobuf, Plain)),
@@ -294,7 +335,7 @@ mod tests {
             ("application/json;as=Pod;v=v1;g=", Builtin, Err(406)),
             (METADATA_PB, Builtin, out(Protobuf, Meta)),
             (METADATA_PB, Custom, out(Protobuf, Meta)),
-            ("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1", Builtin, out(Json, Meta)),
+            ("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1", Builtin, out(Json, Conversion::PartialObjectMetadata)),
             ("application/json;sv=v1", Builtin, out(Json, Plain)),
             ("application/json;sv=v2", Builtin, Err(406)),
             ("application/json;stream=watch", Builtin, out(Json, Plain)),
@@ -354,6 +395,39 @@ mod tests {
     }
 
     #[test]
+    fn built_in_routes_check_accept_and_patch_types_first() {
+        let table = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+        let cases: &[(bool, bool, &str, &str, Result<(), u16>)] = &[
+            (false, false, "", "", Ok(())),
+            (false, false, "", "*/*", Ok(())),
+            (false, false, "", table, Ok(())),
+            (false, false, "", "application/vnd.kubernetes.protobuf, */*", Ok(())),
+            (false, false, "", "application/*", Err(406)),
+            (false, false, "", "text/html", Err(406)),
+            (false, true, "", "application/json;stream=watch", Ok(())),
+            // The route accepts it; kube-apiserver's negotiation then refuses it.
+            (false, false, "", "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io", Ok(())),
+            (true, false, "application/merge-patch+json", "", Ok(())),
+            (true, false, "application/merge-patch+json; charset=utf-8", "", Ok(())),
+            (true, false, "application/vnd.kubernetes.protobuf", "", Err(415)),
+            (true, false, "", "", Err(415)),
+            // The Content-Type check comes first.
+            (true, false, "text/plain", "text/html", Err(415)),
+        ];
+        for (patch, collection, content_type, accept, expected) in cases {
+            let got = builtin_route(*patch, *collection, content_type, accept).map_err(|e| e.code);
+            assert_eq!(&got, expected, "{patch} {content_type:?} {accept:?}");
+        }
+        let error = builtin_route(false, true, "", "application/*").unwrap_err();
+        assert_eq!(
+            error.message,
+            "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+        );
+        assert_eq!(error.details, Some(serde_json::json!({})));
+        assert_eq!(builtin_route(true, false, "", "").unwrap_err().message, "415: Unsupported Media Type");
+    }
+
+    #[test]
     fn bodies_are_read_by_content_type() {
         let cases: &[(&str, Result<Codec, u16>)] = &[
             ("", Ok(Codec::Json)),
@@ -367,10 +441,12 @@ mod tests {
             ("application/cbor", Err(415)),
         ];
         for (content_type, expected) in cases {
-            assert_eq!(&input(content_type).map_err(|e| e.code), expected, "{content_type:?}");
+            assert_eq!(&input(content_type, Endpoint::Builtin).map_err(|e| e.code), expected, "{content_type:?}");
         }
+        assert_eq!(input("application/vnd.kubernetes.protobuf", Endpoint::Custom).map_err(|e| e.code), Err(415));
+        assert_eq!(input("application/yaml", Endpoint::Custom), Ok(Codec::Yaml));
         assert_eq!(
-            input("text/plain").unwrap_err().message,
+            input("text/plain", Endpoint::Builtin).unwrap_err().message,
             "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"
         );
     }
