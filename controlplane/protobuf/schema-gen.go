@@ -3,7 +3,7 @@
 //
 // It walks, by reflection, every Go type that client-go's scheme (plus apiextensions v1 and the
 // meta.k8s.io/v1 kinds) registers for a GA group version and records, for each struct, each
-// field's protobuf number and wire kind, JSON name, omitempty, inline, and whether Go holds it
+// field's protobuf number and wire kind, JSON name, omitempty/omitzero, inline, and whether Go holds it
 // by pointer: what the codec needs to encode and decode exactly as kube-apiserver's Go types do.
 // Run it through generate.sh (next to this file); the output is committed.
 package main
@@ -34,6 +34,7 @@ type Field struct {
 	MapKey    string `json:"k,omitempty"`
 	Pointer   bool   `json:"p,omitempty"`
 	OmitEmpty bool   `json:"o,omitempty"`
+	OmitZero  bool   `json:"z,omitempty"`
 	Inline    bool   `json:"i,omitempty"`
 }
 
@@ -143,6 +144,7 @@ func walk(t reflect.Type, path string) {
 			continue
 		}
 		field.OmitEmpty = strings.Contains(","+opts+",", ",omitempty,")
+		field.OmitZero = strings.Contains(","+opts+",", ",omitzero,")
 		field.Inline = strings.Contains(","+opts+",", ",inline,") || (f.Anonymous && jsonName == "")
 		if jsonName == "" && !field.Inline {
 			jsonName = f.Name

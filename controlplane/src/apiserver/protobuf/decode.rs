@@ -134,7 +134,7 @@ pub fn message(name: &str, data: &[u8], path: &str) -> Result<Value, CodecError>
                 let child_path = if path.is_empty() { field.json.clone() } else { format!("{path}.{}", field.json) };
                 let values = fields.get(&field.number).map(Vec::as_slice).unwrap_or_default();
                 if field.inline {
-                    let data = match values.last() {
+                    let data: &[u8] = match values.last() {
                         Some(raw) => bytes_of(*raw, path)?,
                         None => &[],
                     };
@@ -146,6 +146,9 @@ pub fn message(name: &str, data: &[u8], path: &str) -> Result<Value, CodecError>
                     continue;
                 }
                 if let Some(value) = read_field(field, values, &child_path)? {
+                    if field.omit_zero && value == zero(&field.ty, &child_path)? {
+                        continue;
+                    }
                     object.insert(field.json.clone(), value);
                 }
             }

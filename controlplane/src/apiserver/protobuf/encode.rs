@@ -163,6 +163,7 @@ fn field_like(field: &Field) -> Field {
         map_key: None,
         pointer: false,
         omit_empty: false,
+        omit_zero: false,
         inline: false,
     }
 }

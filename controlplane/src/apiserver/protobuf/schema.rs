@@ -32,6 +32,9 @@ pub struct Field {
     /// `omitempty` in the Go JSON tag.
     #[serde(rename = "o", default)]
     pub omit_empty: bool,
+    /// `omitzero` in the Go JSON tag: left out when it is the type's zero value.
+    #[serde(rename = "z", default)]
+    pub omit_zero: bool,
     /// `json:",inline"`: the message's fields are the parent's JSON fields.
     #[serde(rename = "i", default)]
     pub inline: bool,
