@@ -27,9 +27,18 @@ async fn start() -> Server {
 }
 
 impl Server {
-    async fn send(&self, method: &str, path: &str, content_type: &str, accept: &str, body: Vec<u8>) -> Response {
-        let mut request =
-            self.http.request(method.parse().unwrap(), format!("{}{path}", self.url)).header("Accept", accept);
+    async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        accept: &str,
+        body: Vec<u8>,
+    ) -> Response {
+        let mut request = self
+            .http
+            .request(method.parse().unwrap(), format!("{}{path}", self.url))
+            .header("Accept", accept);
         if !content_type.is_empty() {
             request = request.header("Content-Type", content_type);
         }
@@ -92,7 +101,8 @@ async fn built_in_kinds_are_written_and_read_in_protobuf() {
                  "strategy": {"rollingUpdate": {"maxSurge": "50%", "maxUnavailable": 0}},
                  "template": {"metadata": {"labels": {"app": "d"}},
                               "spec": {"containers": [{"name": "nginx", "image": "nginx", "resources": {"limits": {"cpu": "1"}}}]}}}});
-    let (status, created) = server.pb("POST", "/apis/apps/v1/namespaces/team-a/deployments", Some(&deployment)).await;
+    let (status, created) =
+        server.pb("POST", "/apis/apps/v1/namespaces/team-a/deployments", Some(&deployment)).await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
     assert_eq!(created["spec"]["strategy"]["rollingUpdate"], json!({"maxSurge": "50%", "maxUnavailable": 0}));
     assert_eq!(created["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["cpu"], "1");
@@ -108,7 +118,8 @@ async fn built_in_kinds_are_written_and_read_in_protobuf() {
     let (status, list) = server.pb("GET", "/api/v1/namespaces/team-a/configmaps", None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(list["kind"], "ConfigMapList");
-    let names: Vec<&str> = list["items"].as_array().unwrap().iter().filter_map(|i| i["metadata"]["name"].as_str()).collect();
+    let names: Vec<&str> =
+        list["items"].as_array().unwrap().iter().filter_map(|i| i["metadata"]["name"].as_str()).collect();
     assert!(names.contains(&"c"), "{names:?}");
     assert!(list["metadata"]["resourceVersion"].as_str().is_some_and(|rv| !rv.is_empty()));
 
@@ -123,13 +134,17 @@ async fn built_in_kinds_are_written_and_read_in_protobuf() {
 
     // Delete with protobuf DeleteOptions: a Status in protobuf.
     let options = json!({"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0, "propagationPolicy": "Background"});
-    let (status, deleted) = server.pb("DELETE", "/api/v1/namespaces/team-a/configmaps/c", Some(&options)).await;
+    let (status, deleted) =
+        server.pb("DELETE", "/api/v1/namespaces/team-a/configmaps/c", Some(&options)).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(deleted["kind"], "Status");
     assert_eq!(deleted["status"], "Success");
     let (status, missing) = server.pb("GET", "/api/v1/namespaces/team-a/configmaps/c", None).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    assert_eq!((missing["kind"].as_str(), missing["reason"].as_str(), missing["code"].as_i64()), (Some("Status"), Some("NotFound"), Some(404)));
+    assert_eq!(
+        (missing["kind"].as_str(), missing["reason"].as_str(), missing["code"].as_i64()),
+        (Some("Status"), Some("NotFound"), Some(404))
+    );
     assert_eq!(missing["message"], "configmaps \"c\" not found");
 }
 
@@ -138,7 +153,8 @@ async fn watch_events(mut response: Response, count: usize) -> Vec<(String, Valu
     let mut buffer = Vec::new();
     let mut events = Vec::new();
     while events.len() < count {
-        let chunk = tokio::time::timeout(Duration::from_secs(10), response.chunk()).await.expect("an event in time");
+        let chunk =
+            tokio::time::timeout(Duration::from_secs(10), response.chunk()).await.expect("an event in time");
         buffer.extend_from_slice(&chunk.unwrap().expect("stream open"));
         while let Ok((kind, object, rest)) = protobuf::read_watch_frame(&buffer) {
             events.push((kind, object));
@@ -158,7 +174,8 @@ async fn watches_stream_length_prefixed_protobuf_events() {
     let rv = created["metadata"]["resourceVersion"].as_str().unwrap().to_string();
 
     let accept = "application/vnd.kubernetes.protobuf;stream=watch";
-    let path = format!("/api/v1/namespaces/default/pods?watch=true&resourceVersion={rv}&allowWatchBookmarks=false");
+    let path =
+        format!("/api/v1/namespaces/default/pods?watch=true&resourceVersion={rv}&allowWatchBookmarks=false");
     let response = server.send("GET", &path, "", accept, Vec::new()).await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()["content-type"], "application/vnd.kubernetes.protobuf;stream=watch");
@@ -176,7 +193,6 @@ async fn watches_stream_length_prefixed_protobuf_events() {
     assert_eq!(events[0].1["kind"], "Pod");
     assert_eq!(events[0].1["metadata"]["labels"]["seen"], "yes");
     assert!(matches!(events[1].0.as_str(), "DELETED" | "MODIFIED"), "{:?}", events[1].0);
-
 }
 
 #[tokio::test]
@@ -186,7 +202,13 @@ async fn media_types_are_refused_where_kube_apiserver_refuses_them() {
 
     // An unknown body type: 415, nothing created.
     let response = server
-        .send("POST", "/api/v1/namespaces/default/configmaps", "text/plain", "application/json", b"{}".to_vec())
+        .send(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            "text/plain",
+            "application/json",
+            b"{}".to_vec(),
+        )
         .await;
     assert_eq!(response.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
     let status: Value = response.json().await.unwrap();
@@ -198,7 +220,13 @@ async fn media_types_are_refused_where_kube_apiserver_refuses_them() {
 
     // Protobuf that is not: 400.
     let response = server
-        .send("POST", "/api/v1/namespaces/default/configmaps", PB, PB_ACCEPT, b"{\"kind\":\"ConfigMap\"}".to_vec())
+        .send(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            PB,
+            PB_ACCEPT,
+            b"{\"kind\":\"ConfigMap\"}".to_vec(),
+        )
         .await;
     assert_eq!(response.status(), StatusCode::BAD_REQUEST);
 
@@ -206,20 +234,35 @@ async fn media_types_are_refused_where_kube_apiserver_refuses_them() {
     let (status, _) = server.pb("POST", "/api/v1/namespaces/default/configmaps", Some(&configmap)).await;
     assert_eq!(status, StatusCode::CREATED);
     let response = server
-        .send("PATCH", "/api/v1/namespaces/default/configmaps/c", PB, PB_ACCEPT, protobuf::encode(&configmap).unwrap())
+        .send(
+            "PATCH",
+            "/api/v1/namespaces/default/configmaps/c",
+            PB,
+            PB_ACCEPT,
+            protobuf::encode(&configmap).unwrap(),
+        )
         .await;
     assert_eq!(response.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
 
     // Nothing acceptable: 406.
-    let response = server.send("GET", "/api/v1/namespaces/default/configmaps/c", "", "text/html", Vec::new()).await;
+    let response =
+        server.send("GET", "/api/v1/namespaces/default/configmaps/c", "", "text/html", Vec::new()).await;
     assert_eq!(response.status(), StatusCode::NOT_ACCEPTABLE);
     // Tables are JSON or YAML only.
     let response = server
-        .send("GET", "/api/v1/namespaces/default/configmaps", "", "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io", Vec::new())
+        .send(
+            "GET",
+            "/api/v1/namespaces/default/configmaps",
+            "",
+            "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io",
+            Vec::new(),
+        )
         .await;
     assert_eq!(response.status(), StatusCode::NOT_ACCEPTABLE);
     // YAML is served.
-    let response = server.send("GET", "/api/v1/namespaces/default/configmaps/c", "", "application/yaml", Vec::new()).await;
+    let response = server
+        .send("GET", "/api/v1/namespaces/default/configmaps/c", "", "application/yaml", Vec::new())
+        .await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()["content-type"], "application/yaml");
     let yaml: serde_yaml::Value = serde_yaml::from_str(&response.text().await.unwrap()).unwrap();
@@ -232,12 +275,19 @@ async fn media_types_are_refused_where_kube_apiserver_refuses_them() {
                  "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
                  "versions": [{"name": "v1", "served": true, "storage": true,
                                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
-    let (status, _) = server.pb("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", Some(&crd)).await;
+    let (status, _) =
+        server.pb("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", Some(&crd)).await;
     assert_eq!(status, StatusCode::CREATED);
     let widgets = "/apis/example.com/v1/namespaces/default/widgets";
     let mut created = false;
     for _ in 0..50 {
-        let (status, _) = server.json("POST", widgets, Some(&json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}))).await;
+        let (status, _) = server
+            .json(
+                "POST",
+                widgets,
+                Some(&json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})),
+            )
+            .await;
         if status == StatusCode::CREATED {
             created = true;
             break;
@@ -258,10 +308,19 @@ async fn media_types_are_refused_where_kube_apiserver_refuses_them() {
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(response.headers()["content-type"], "application/json");
 
-    // OpenAPI v2 in its protobuf form is not served: 406, as kube-apiserver for an Accept it
-    // cannot meet.
+    // OpenAPI v2 in its protobuf form (kubectl's client-side validation reads it); v3 only as
+    // JSON here (406 for its protobuf form).
     let response = server
         .send("GET", "/openapi/v2", "", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf", Vec::new())
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "application/com.github.proto-openapi.spec.v2.v1.0+protobuf");
+    let document = response.bytes().await.unwrap();
+    assert_eq!(&document[..5], b"\x0a\x032.0");
+    let definition = b"com.example.v1.Widget";
+    assert!(document.windows(definition.len()).any(|w| w == definition), "the CRD's definition is in it");
+    let response = server
+        .send("GET", "/openapi/v3", "", "application/com.github.proto-openapi.spec.v3@v1.0+protobuf", Vec::new())
         .await;
     assert_eq!(response.status(), StatusCode::NOT_ACCEPTABLE);
     let response = server.send("GET", "/openapi/v2", "", "application/json", Vec::new()).await;

@@ -17,8 +17,8 @@ use super::{
     counters::RequestCounts,
     discovery,
     errors::ApiError,
-    negotiation::{self, Codec, Conversion, Endpoint, Output},
-    objects, openapi, options, protobuf,
+    negotiation::{self, Codec, Conversion, Endpoint, OpenApiForm, Output},
+    objects, openapi, openapi_protobuf, options, protobuf,
     request::{self, ResourceRequest, Target, Verb},
     respond, subresources, table,
     watch::{self, EventFormat},
@@ -65,7 +65,9 @@ pub async fn handle(
     }
     if let Some(rest) = path.strip_prefix("/openapi/v3/") {
         let registry = &state.api.registry;
-        return openapi_response(&accept, 3, || openapi::v3_group_version(registry, rest.trim_end_matches('/')));
+        return openapi_response(&accept, 3, || {
+            openapi::v3_group_version(registry, rest.trim_end_matches('/'))
+        });
     }
     let watch = query.get("watch").is_some_and(|w| w == "true" || w == "1");
     let target = match request::parse(&method, &path, watch) {
@@ -100,13 +102,21 @@ pub async fn handle(
     }
 }
 
-/// An OpenAPI document, as JSON when the `Accept` header allows it; 406 (empty, as
-/// kube-apiserver's OpenAPI handler answers) when it asks for a form not served here.
+/// An OpenAPI document in the form the `Accept` header picks: JSON, or for v2 its protobuf
+/// form (kubectl's client-side validation reads it); 406 (empty, as kube-apiserver's OpenAPI
+/// handler answers) for anything else.
 fn openapi_response(accept: &str, version: u8, document: impl FnOnce() -> Option<Value>) -> Response {
-    if !negotiation::openapi_wants_json(accept, version) {
+    let form = negotiation::openapi_form(accept, version);
+    if form.is_none() || (form == Some(OpenApiForm::Protobuf) && version != 2) {
         return (StatusCode::NOT_ACCEPTABLE, [(http::header::VARY, "Accept")]).into_response();
     }
     match document() {
+        Some(document) if form == Some(OpenApiForm::Protobuf) => (
+            StatusCode::OK,
+            [(http::header::CONTENT_TYPE, openapi_protobuf::MEDIA_TYPE), (http::header::VARY, "Accept")],
+            openapi_protobuf::v2_document(&document),
+        )
+            .into_response(),
         Some(document) => json_response(StatusCode::OK, &document, &[]),
         None => ApiError::no_such_path().into_response(),
     }
@@ -223,13 +233,22 @@ async fn resource(
     let endpoint = if def.is_custom() { Endpoint::Custom } else { Endpoint::Builtin };
     if endpoint == Endpoint::Builtin {
         let collection = request.name.is_none() && matches!(request.verb, Verb::List | Verb::Watch);
-        negotiation::builtin_route(request.verb == Verb::Patch, collection, &header(headers, "content-type"), accept)?;
+        negotiation::builtin_route(
+            request.verb == Verb::Patch,
+            collection,
+            &header(headers, "content-type"),
+            accept,
+        )?;
     }
     // As kube-apiserver: the response form is settled before anything is read or written.
     let output = negotiation::output(accept, endpoint)?;
     // Only the object itself, Tables and metadata are converted; subresources answer objects.
     // (Protobuf metadata of a custom resource converts; the object itself is JSON.)
-    let codec = if endpoint == Endpoint::Custom && output.codec == Codec::Protobuf { Codec::Json } else { output.codec };
+    let codec = if endpoint == Endpoint::Custom && output.codec == Codec::Protobuf {
+        Codec::Json
+    } else {
+        output.codec
+    };
     let plain = Output { codec, conversion: Conversion::None };
     match (request.verb, request.subresource.as_deref()) {
         (Verb::Watch, _) => {
@@ -240,7 +259,9 @@ async fn resource(
             let stream = negotiation::stream(accept, endpoint)?;
             let format = match stream.conversion {
                 Conversion::Table => EventFormat::Table,
-                Conversion::PartialObjectMetadata | Conversion::PartialObjectMetadataList => EventFormat::Metadata,
+                Conversion::PartialObjectMetadata | Conversion::PartialObjectMetadataList => {
+                    EventFormat::Metadata
+                }
                 Conversion::None => EventFormat::Object,
             };
             let receiver = watch::start(
@@ -327,16 +348,19 @@ async fn resource(
             let name = request.name.as_deref().unwrap_or_default();
             let write = options::write_options(query, &user_agent)?;
             let patch_type = patch_type(headers, def.is_custom())?;
-            let body = decode_body(headers, &body, endpoint)?;
+            let body = decode_patch(&body, patch_type)?;
             let written = api.patch(&def, version, namespace, name, sub, patch_type, body, &write).await?;
             Ok(written_response(written, plain))
         }
         (Verb::Update | Verb::Patch, Some("scale")) => {
             let name = request.name.as_deref().unwrap_or_default();
             let write = options::write_options(query, &user_agent)?;
-            let body = decode_body(headers, &body, endpoint)?;
             let patch_type =
                 if request.verb == Verb::Patch { Some(patch_type(headers, def.is_custom())?) } else { None };
+            let body = match patch_type {
+                Some(patch_type) => decode_patch(&body, patch_type)?,
+                None => decode_body(headers, &body, endpoint)?,
+            };
             let scale =
                 subresources::set_scale(api, &def, version, namespace, name, patch_type, body, &write)
                     .await?;
@@ -376,6 +400,22 @@ async fn resource(
             "the server does not allow this method on the requested resource".to_string(),
         )),
     }
+}
+
+/// A PATCH body: JSON, or YAML for server-side apply (its Content-Type names the patch type,
+/// never a serializer).
+fn decode_patch(body: &[u8], patch_type: PatchType) -> Result<Value, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_request("the body of the request was empty"));
+    }
+    if patch_type == PatchType::Apply {
+        let yaml: serde_yaml::Value = serde_yaml::from_slice(body)
+            .map_err(|error| ApiError::bad_request(format!("error decoding YAML: {error}")))?;
+        return serde_json::to_value(yaml).map_err(|error| ApiError::bad_request(format!("error decoding YAML: {error}")));
+    }
+    serde_json::from_slice(body).map_err(|error| {
+        ApiError::bad_request(format!("couldn't get version/kind; json parse error: {error}"))
+    })
 }
 
 /// The DeleteOptions of a delete request, if it has a body: an unknown media type is refused
@@ -492,7 +532,8 @@ fn list_response(
     if let Some(next) = next {
         metadata["continue"] = json!(next);
     }
-    if matches!(output.conversion, Conversion::PartialObjectMetadata | Conversion::PartialObjectMetadataList) {
+    if matches!(output.conversion, Conversion::PartialObjectMetadata | Conversion::PartialObjectMetadataList)
+    {
         let items: Vec<Value> = items.iter().map(table::partial_metadata).collect();
         let list = json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": metadata, "items": items});
         return respond::object(StatusCode::OK, &list, output, &[]);

@@ -14,6 +14,7 @@ pub mod http;
 pub mod negotiation;
 pub mod objects;
 pub mod openapi;
+pub mod openapi_protobuf;
 pub mod options;
 pub mod protobuf;
 pub mod request;

@@ -106,15 +106,20 @@ fn parse_accept(header: &str) -> Vec<Clause> {
         let part = part.trim_matches(' ');
         let (media, rest) = part.split_once(';').unwrap_or((part, ""));
         let (kind, subtype) = match media.split_once('/') {
-            Some((kind, subtype)) if !subtype.contains('/') => (kind.trim_matches(' '), subtype.trim_matches(' ')),
+            Some((kind, subtype)) if !subtype.contains('/') => {
+                (kind.trim_matches(' '), subtype.trim_matches(' '))
+            }
             Some(_) => continue,
             None if media.trim_matches(' ') == "*" => ("*", "*"),
             None => continue,
         };
-        let mut clause = Clause { kind: kind.to_string(), subtype: subtype.to_string(), q: 1.0, params: Vec::new() };
+        let mut clause =
+            Clause { kind: kind.to_string(), subtype: subtype.to_string(), q: 1.0, params: Vec::new() };
         for param in rest.split(';').filter(|p| !p.is_empty()) {
             let mut pieces = param.split('=');
-            let (Some(key), Some(value), None) = (pieces.next(), pieces.next(), pieces.next()) else { continue };
+            let (Some(key), Some(value), None) = (pieces.next(), pieces.next(), pieces.next()) else {
+                continue;
+            };
             let key = key.trim_matches(' ');
             if key == "q" {
                 clause.q = value.parse::<f32>().map(f64::from).unwrap_or(0.0);
@@ -177,7 +182,8 @@ fn negotiate(accept: &str, endpoint: Endpoint) -> Option<Output> {
     }
     for clause in parse_accept(accept) {
         for codec in OFFERED {
-            let matches = (clause.kind == "application" && (clause.subtype == codec.subtype() || clause.subtype == "*"))
+            let matches = (clause.kind == "application"
+                && (clause.subtype == codec.subtype() || clause.subtype == "*"))
                 || (clause.kind == "*" && clause.subtype == "*");
             if matches && let Some(conversion) = clause_options(&clause, codec, endpoint) {
                 return Some(Output { codec, conversion });
@@ -191,7 +197,13 @@ fn media_list(stream: bool) -> String {
     OFFERED
         .iter()
         .filter(|codec| !stream || codec.streams())
-        .map(|codec| if stream { format!("{};stream=watch", codec.media_type()) } else { codec.media_type().to_string() })
+        .map(|codec| {
+            if stream {
+                format!("{};stream=watch", codec.media_type())
+            } else {
+                codec.media_type().to_string()
+            }
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -229,19 +241,29 @@ pub fn input(content_type: &str, endpoint: Endpoint) -> Result<Codec, ApiError> 
     }
     let media = content_type.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
     let custom = endpoint == Endpoint::Custom;
-    OFFERED.into_iter().filter(|codec| !(custom && *codec == Codec::Protobuf)).find(|codec| codec.media_type() == media).ok_or_else(|| {
-        let accepted = if custom { "application/json, application/yaml".to_string() } else { media_list(false) };
-        ApiError::unsupported_media_type(format!(
-            "the body of the request was in an unknown format - accepted media types include: {accepted}"
-        ))
-    })
+    OFFERED
+        .into_iter()
+        .filter(|codec| !(custom && *codec == Codec::Protobuf))
+        .find(|codec| codec.media_type() == media)
+        .ok_or_else(|| {
+            let accepted =
+                if custom { "application/json, application/yaml".to_string() } else { media_list(false) };
+            ApiError::unsupported_media_type(format!(
+                "the body of the request was in an unknown format - accepted media types include: {accepted}"
+            ))
+        })
 }
 
 /// The route check go-restful makes for built-in resources before kube-apiserver negotiates:
 /// a PATCH needs a patch Content-Type (else 415), and some `Accept` entry (parameters dropped)
 /// must be `*/*` or a media type the route produces, exactly (else 406, so `application/*` is
 /// refused there). Collections (list and watch) also produce the watch stream types.
-pub fn builtin_route(patch: bool, collection: bool, content_type: &str, accept: &str) -> Result<(), ApiError> {
+pub fn builtin_route(
+    patch: bool,
+    collection: bool,
+    content_type: &str,
+    accept: &str,
+) -> Result<(), ApiError> {
     let bare = |text: &str| text.split(';').next().unwrap_or_default().trim_matches(' ').to_string();
     if patch {
         let patch_types = [
@@ -264,16 +286,27 @@ pub fn builtin_route(patch: bool, collection: bool, content_type: &str, accept: 
         if collection {
             available = format!("{available}, {}", media_list(true));
         }
-        let mut error = ApiError::not_acceptable(format!("406: Not Acceptable\n\nAvailable representations: {available}"));
+        let mut error = ApiError::not_acceptable(format!(
+            "406: Not Acceptable\n\nAvailable representations: {available}"
+        ));
         error.details = Some(serde_json::json!({}));
         return Err(error);
     }
     Ok(())
 }
 
-/// For `/openapi/v2` and `/openapi/v3`: whether the form kube-apiserver's OpenAPI handler would
-/// pick is JSON, the only one served here (false for its protobuf form, or nothing acceptable).
-pub fn openapi_wants_json(accept: &str, version: u8) -> bool {
+/// The form of an OpenAPI document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenApiForm {
+    /// JSON.
+    Json,
+    /// gnostic's protobuf form.
+    Protobuf,
+}
+
+/// For `/openapi/v2` and `/openapi/v3`: the form kube-apiserver's OpenAPI handler picks (the
+/// first clause that matches JSON or the protobuf form), None when nothing matches (406).
+pub fn openapi_form(accept: &str, version: u8) -> Option<OpenApiForm> {
     let accept = if accept.is_empty() { "*/*" } else { accept };
     let protobuf = [
         format!("com.github.proto-openapi.spec.v{version}@v1.0+protobuf"),
@@ -282,12 +315,14 @@ pub fn openapi_wants_json(accept: &str, version: u8) -> bool {
     let offered = ["json", protobuf[0].as_str(), protobuf[1].as_str()];
     for clause in parse_accept(accept) {
         for (index, subtype) in offered.iter().enumerate() {
-            if (clause.kind == "application" || clause.kind == "*") && (clause.subtype == *subtype || clause.subtype == "*") {
-                return index == 0;
+            if (clause.kind == "application" || clause.kind == "*")
+                && (clause.subtype == *subtype || clause.subtype == "*")
+            {
+                return Some(if index == 0 { OpenApiForm::Json } else { OpenApiForm::Protobuf });
             }
         }
     }
-    false
+    None
 }
 
 #[cfg(test)]
@@ -335,7 +370,11 @@ mod tests {
             ("application/json;as=Pod;v=v1;g=", Builtin, Err(406)),
             (METADATA_PB, Builtin, out(Protobuf, Meta)),
             (METADATA_PB, Custom, out(Protobuf, Meta)),
-            ("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1", Builtin, out(Json, Conversion::PartialObjectMetadata)),
+            (
+                "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1",
+                Builtin,
+                out(Json, Conversion::PartialObjectMetadata),
+            ),
             ("application/json;sv=v1", Builtin, out(Json, Plain)),
             ("application/json;sv=v2", Builtin, Err(406)),
             ("application/json;stream=watch", Builtin, out(Json, Plain)),
@@ -358,9 +397,15 @@ mod tests {
 
     #[test]
     fn watches_need_a_serializer_that_streams() {
-        assert_eq!(stream("application/vnd.kubernetes.protobuf;stream=watch", Endpoint::Builtin).unwrap().codec, Codec::Protobuf);
+        assert_eq!(
+            stream("application/vnd.kubernetes.protobuf;stream=watch", Endpoint::Builtin).unwrap().codec,
+            Codec::Protobuf
+        );
         assert_eq!(stream("application/json", Endpoint::Builtin).unwrap().codec, Codec::Json);
-        assert_eq!(stream("application/vnd.kubernetes.protobuf, */*", Endpoint::Custom).unwrap().codec, Codec::Json);
+        assert_eq!(
+            stream("application/vnd.kubernetes.protobuf, */*", Endpoint::Custom).unwrap().codec,
+            Codec::Json
+        );
         // The first acceptable clause decides, even if a later one would stream.
         let error = stream("application/yaml, application/json", Endpoint::Builtin).unwrap_err();
         assert_eq!(error.code, 406);
@@ -382,49 +427,25 @@ mod tests {
     }
 
     #[test]
-    fn openapi_is_served_as_json_only_when_json_comes_first() {
-        assert!(openapi_wants_json("", 2));
-        assert!(openapi_wants_json("application/json", 2));
-        assert!(openapi_wants_json("*/*", 3));
-        assert!(openapi_wants_json("application/json, application/com.github.proto-openapi.spec.v2@v1.0+protobuf", 2));
-        // kubectl's OpenAPI v2 request
-        assert!(!openapi_wants_json("application/com.github.proto-openapi.spec.v2@v1.0+protobuf", 2));
-        assert!(!openapi_wants_json("application/com.github.proto-openapi.spec.v3.v1.0+protobuf", 3));
-        assert!(!openapi_wants_json("text/html", 2));
-        assert!(!openapi_wants_json("application/yaml", 3));
-    }
-
-    #[test]
-    fn built_in_routes_check_accept_and_patch_types_first() {
-        let table = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
-        let cases: &[(bool, bool, &str, &str, Result<(), u16>)] = &[
-            (false, false, "", "", Ok(())),
-            (false, false, "", "*/*", Ok(())),
-            (false, false, "", table, Ok(())),
-            (false, false, "", "application/vnd.kubernetes.protobuf, */*", Ok(())),
-            (false, false, "", "application/*", Err(406)),
-            (false, false, "", "text/html", Err(406)),
-            (false, true, "", "application/json;stream=watch", Ok(())),
-            // The route accepts it; kube-apiserver's negotiation then refuses it.
-            (false, false, "", "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io", Ok(())),
-            (true, false, "application/merge-patch+json", "", Ok(())),
-            (true, false, "application/merge-patch+json; charset=utf-8", "", Ok(())),
-            (true, false, "application/vnd.kubernetes.protobuf", "", Err(415)),
-            (true, false, "", "", Err(415)),
-            // The Content-Type check comes first.
-            (true, false, "text/plain", "text/html", Err(415)),
+    fn openapi_forms_follow_accept() {
+        use OpenApiForm::*;
+        let v2 = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+        let cases: &[(&str, u8, Option<OpenApiForm>)] = &[
+            ("", 2, Some(Json)),
+            ("application/json", 2, Some(Json)),
+            ("*/*", 3, Some(Json)),
+            (&"application/json, application/com.github.proto-openapi.spec.v2@v1.0+protobuf", 2, Some(Json)),
+            // kubectl's OpenAPI v2 request
+            (v2, 2, Some(Protobuf)),
+            ("application/com.github.proto-openapi.spec.v2.v1.0+protobuf", 2, Some(Protobuf)),
+            (v2, 3, None),
+            ("application/com.github.proto-openapi.spec.v3.v1.0+protobuf", 3, Some(Protobuf)),
+            ("text/html", 2, None),
+            ("application/yaml", 3, None),
         ];
-        for (patch, collection, content_type, accept, expected) in cases {
-            let got = builtin_route(*patch, *collection, content_type, accept).map_err(|e| e.code);
-            assert_eq!(&got, expected, "{patch} {content_type:?} {accept:?}");
+        for (accept, version, expected) in cases {
+            assert_eq!(openapi_form(accept, *version), *expected, "{accept:?} v{version}");
         }
-        let error = builtin_route(false, true, "", "application/*").unwrap_err();
-        assert_eq!(
-            error.message,
-            "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
-        );
-        assert_eq!(error.details, Some(serde_json::json!({})));
-        assert_eq!(builtin_route(true, false, "", "").unwrap_err().message, "415: Unsupported Media Type");
     }
 
     #[test]
@@ -441,9 +462,16 @@ mod tests {
             ("application/cbor", Err(415)),
         ];
         for (content_type, expected) in cases {
-            assert_eq!(&input(content_type, Endpoint::Builtin).map_err(|e| e.code), expected, "{content_type:?}");
+            assert_eq!(
+                &input(content_type, Endpoint::Builtin).map_err(|e| e.code),
+                expected,
+                "{content_type:?}"
+            );
         }
-        assert_eq!(input("application/vnd.kubernetes.protobuf", Endpoint::Custom).map_err(|e| e.code), Err(415));
+        assert_eq!(
+            input("application/vnd.kubernetes.protobuf", Endpoint::Custom).map_err(|e| e.code),
+            Err(415)
+        );
         assert_eq!(input("application/yaml", Endpoint::Custom), Ok(Codec::Yaml));
         assert_eq!(
             input("text/plain", Endpoint::Builtin).unwrap_err().message,

@@ -21,8 +21,11 @@ pub const TABLE_CONTENT_TYPE: &str = "application/json;as=Table;v=v1;g=meta.k8s.
 pub fn encode(body: &Value, output: Output) -> Result<(Vec<u8>, &'static str), ApiError> {
     match output.codec {
         Codec::Json => {
-            let content_type =
-                if output.conversion == Conversion::Table { TABLE_CONTENT_TYPE } else { Codec::Json.media_type() };
+            let content_type = if output.conversion == Conversion::Table {
+                TABLE_CONTENT_TYPE
+            } else {
+                Codec::Json.media_type()
+            };
             Ok((serde_json::to_vec(body).unwrap_or_default(), content_type))
         }
         Codec::Yaml => serde_yaml::to_string(body)
@@ -59,7 +62,9 @@ fn error_as(error: &ApiError, codec: Codec) -> Response {
     let code = StatusCode::from_u16(error.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let output = Output { codec, conversion: Conversion::None };
     match encode(&error.to_status(), output) {
-        Ok((bytes, content_type)) => (code, [(http::header::CONTENT_TYPE, content_type)], bytes).into_response(),
+        Ok((bytes, content_type)) => {
+            (code, [(http::header::CONTENT_TYPE, content_type)], bytes).into_response()
+        }
         Err(_) => error.clone().into_response(),
     }
 }

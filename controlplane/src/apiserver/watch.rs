@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::{
-    api::Api, errors::ApiError, filter::Filter, negotiation::Codec, objects, options::ListOptions, protobuf, table,
+    api::Api, errors::ApiError, filter::Filter, negotiation::Codec, objects, options::ListOptions, protobuf,
+    table,
 };
 use crate::{
     registry::ResourceDef,
@@ -211,7 +212,10 @@ fn event_bytes(codec: Codec, kind: &str, object: &Value) -> Bytes {
     if codec == Codec::Protobuf {
         let frame = protobuf::watch_frame(kind, object).or_else(|error| {
             tracing::warn!(%error, "watch event does not encode as protobuf");
-            protobuf::watch_frame("ERROR", &ApiError::internal(format!("encoding protobuf: {error}")).to_status())
+            protobuf::watch_frame(
+                "ERROR",
+                &ApiError::internal(format!("encoding protobuf: {error}")).to_status(),
+            )
         });
         return Bytes::from(frame.unwrap_or_default());
     }

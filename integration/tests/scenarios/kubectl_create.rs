@@ -27,11 +27,27 @@ pub async fn kubectl_generators_create_built_in_kinds(scene: Scene) -> Result<()
         ("secret.data", &["get", "secret", "s", "-n", "gen", "-o", "jsonpath={.type} {.data}"]),
         (
             "deployment.spec",
-            &["get", "deployment", "d", "-n", "gen", "-o", "jsonpath={.spec.replicas} {.spec.selector.matchLabels} {.spec.template.spec.containers[0].image} {.spec.strategy.rollingUpdate.maxSurge}"],
+            &[
+                "get",
+                "deployment",
+                "d",
+                "-n",
+                "gen",
+                "-o",
+                "jsonpath={.spec.replicas} {.spec.selector.matchLabels} {.spec.template.spec.containers[0].image} {.spec.strategy.rollingUpdate.maxSurge}",
+            ],
         ),
         (
             "job.spec",
-            &["get", "job", "j", "-n", "gen", "-o", "jsonpath={.spec.template.spec.containers[0].image} {.spec.template.spec.restartPolicy} {.spec.backoffLimit}"],
+            &[
+                "get",
+                "job",
+                "j",
+                "-n",
+                "gen",
+                "-o",
+                "jsonpath={.spec.template.spec.containers[0].image} {.spec.template.spec.restartPolicy} {.spec.backoffLimit}",
+            ],
         ),
     ];
     for (what, args) in reads {
@@ -39,7 +55,8 @@ pub async fn kubectl_generators_create_built_in_kinds(scene: Scene) -> Result<()
         scene.observe(format!("read/{what}"), out.trim());
     }
 
-    let output = kubectl.output(&["apply", "-f", "-"], "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\n");
+    let output = kubectl
+        .output(&["apply", "-f", "-"], "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g}\n");
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     assert!(!output.status.success(), "applying an unserved kind fails");
     assert!(stderr.contains("no matches for kind \"Gadget\" in version \"example.com/v1\""), "{stderr}");

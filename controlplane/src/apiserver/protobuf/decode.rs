@@ -131,7 +131,8 @@ pub fn message(name: &str, data: &[u8], path: &str) -> Result<Value, CodecError>
             }
             let mut object = Map::new();
             for field in &message.fields {
-                let child_path = if path.is_empty() { field.json.clone() } else { format!("{path}.{}", field.json) };
+                let child_path =
+                    if path.is_empty() { field.json.clone() } else { format!("{path}.{}", field.json) };
                 let values = fields.get(&field.number).map(Vec::as_slice).unwrap_or_default();
                 if field.inline {
                     let data: &[u8] = match values.last() {
@@ -221,7 +222,9 @@ fn elements(field: &Field, values: &[Raw<'_>], path: &str) -> Result<Vec<Value>,
     for raw in values {
         let item_path = format!("{path}[{}]", out.len());
         match raw {
-            Raw::Bytes(packed) if is_scalar(&field.ty) && !matches!(field.ty.as_str(), "string" | "bytes") => {
+            Raw::Bytes(packed)
+                if is_scalar(&field.ty) && !matches!(field.ty.as_str(), "string" | "bytes") =>
+            {
                 let mut data = *packed;
                 while !data.is_empty() {
                     let (value, rest) = packed_scalar(&field.ty, data, &item_path)?;
@@ -289,5 +292,6 @@ fn one(ty: &str, raw: Raw<'_>, path: &str) -> Result<Value, CodecError> {
 }
 
 fn string(bytes: &[u8], path: &str) -> Result<String, CodecError> {
-    String::from_utf8(bytes.to_vec()).map_err(|_| CodecError::Value { path: path.into(), message: "invalid UTF-8".into() })
+    String::from_utf8(bytes.to_vec())
+        .map_err(|_| CodecError::Value { path: path.into(), message: "invalid UTF-8".into() })
 }

@@ -20,8 +20,9 @@ pub fn message(name: &str, value: &Value, path: &str) -> Result<Vec<u8>, CodecEr
     match name {
         names::TIME | names::MICRO_TIME => {
             if let Some(text) = string_or_null(value, path, "an RFC 3339 time")? {
-                let (seconds, nanos) = time::parse(text, name == names::MICRO_TIME)
-                    .ok_or_else(|| CodecError::Value { path: path.into(), message: format!("invalid time {text:?}") })?;
+                let (seconds, nanos) = time::parse(text, name == names::MICRO_TIME).ok_or_else(|| {
+                    CodecError::Value { path: path.into(), message: format!("invalid time {text:?}") }
+                })?;
                 if let Some((seconds, nanos)) = time::non_zero(seconds, nanos) {
                     wire::put_varint_field(&mut out, 1, seconds as u64);
                     wire::put_varint_field(&mut out, 2, u64::from(nanos));
@@ -50,7 +51,8 @@ pub fn message(name: &str, value: &Value, path: &str) -> Result<Vec<u8>, CodecEr
         }
         names::RAW_EXTENSION | names::FIELDS_V1 | names::EXT_JSON => {
             if !value.is_null() {
-                let raw = serde_json::to_vec(value).map_err(|e| CodecError::Value { path: path.into(), message: e.to_string() })?;
+                let raw = serde_json::to_vec(value)
+                    .map_err(|e| CodecError::Value { path: path.into(), message: e.to_string() })?;
                 wire::put_bytes(&mut out, 1, &raw);
             }
         }
@@ -110,7 +112,8 @@ pub fn message(name: &str, value: &Value, path: &str) -> Result<Vec<u8>, CodecEr
                     continue;
                 }
                 let child = object.and_then(|o| o.get(&field.json)).filter(|v| !v.is_null());
-                let child_path = if path.is_empty() { field.json.clone() } else { format!("{path}.{}", field.json) };
+                let child_path =
+                    if path.is_empty() { field.json.clone() } else { format!("{path}.{}", field.json) };
                 write_field(&mut out, field, child, &child_path)?;
             }
         }
@@ -118,7 +121,12 @@ pub fn message(name: &str, value: &Value, path: &str) -> Result<Vec<u8>, CodecEr
     Ok(out)
 }
 
-fn write_field(out: &mut Vec<u8>, field: &Field, value: Option<&Value>, path: &str) -> Result<(), CodecError> {
+fn write_field(
+    out: &mut Vec<u8>,
+    field: &Field,
+    value: Option<&Value>,
+    path: &str,
+) -> Result<(), CodecError> {
     if field.map_key.is_some() {
         let Some(value) = value else { return Ok(()) };
         let map = value.as_object().ok_or_else(|| CodecError::type_error(path, "an object"))?;
@@ -195,9 +203,9 @@ fn scalar(out: &mut Vec<u8>, number: u32, ty: &str, value: &Value, path: &str) -
         }
         "bytes" => {
             let text = string_or_null(value, path, "base64 data")?.unwrap_or_default();
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(text)
-                .map_err(|e| CodecError::Value { path: path.into(), message: format!("illegal base64 data: {e}") })?;
+            let bytes = base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| {
+                CodecError::Value { path: path.into(), message: format!("illegal base64 data: {e}") }
+            })?;
             wire::put_bytes(out, number, &bytes);
         }
         "bool" => {
@@ -253,9 +261,11 @@ fn int(value: &Value, path: &str, min: i64, max: i64) -> Result<i64, CodecError>
         Value::Number(number) => match number.as_i64() {
             Some(n) => n,
             // `1.0` decodes into a Go integer; `1.5` does not.
-            None => number.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.2e18).map(|f| f as i64).ok_or_else(
-                || CodecError::type_error(path, "an integer"),
-            )?,
+            None => number
+                .as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9.2e18)
+                .map(|f| f as i64)
+                .ok_or_else(|| CodecError::type_error(path, "an integer"))?,
         },
         _ => return Err(CodecError::type_error(path, "an integer")),
     };

@@ -12,7 +12,7 @@ mod decode;
 mod encode;
 pub mod schema;
 mod time;
-mod wire;
+pub(crate) mod wire;
 
 use serde_json::Value;
 
@@ -172,7 +172,8 @@ pub fn watch_frame(event_type: &str, object: &Value) -> Result<Vec<u8>, CodecErr
 /// Reads one frame written by [`watch_frame`]: the event type, the object, and the rest of the
 /// stream (for clients and tests).
 pub fn read_watch_frame(stream: &[u8]) -> Result<(String, Value, &[u8]), CodecError> {
-    let length_bytes: [u8; 4] = stream.get(..4).and_then(|b| b.try_into().ok()).ok_or(CodecError::Truncated)?;
+    let length_bytes: [u8; 4] =
+        stream.get(..4).and_then(|b| b.try_into().ok()).ok_or(CodecError::Truncated)?;
     let length = u32::from_be_bytes(length_bytes) as usize;
     let event = stream.get(4..4 + length).ok_or(CodecError::Truncated)?;
     let mut event_type = String::new();

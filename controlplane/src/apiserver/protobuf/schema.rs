@@ -135,7 +135,8 @@ mod tests {
 
     #[test]
     fn every_field_type_is_a_scalar_or_a_message() {
-        const SCALARS: &[&str] = &["string", "bool", "int32", "int64", "uint32", "uint64", "float64", "bytes"];
+        const SCALARS: &[&str] =
+            &["string", "bool", "int32", "int64", "uint32", "uint64", "float64", "bytes"];
         for (name, message) in &SCHEMA.messages {
             for field in &message.fields {
                 assert!(

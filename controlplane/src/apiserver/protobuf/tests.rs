@@ -225,7 +225,8 @@ fn bad_input_is_an_error_with_the_field_path() {
 
 #[test]
 fn watch_frames_carry_protobuf_objects() {
-    let object = json!({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "c"}, "data": {"a": "b"}});
+    let object =
+        json!({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "c"}, "data": {"a": "b"}});
     let mut stream = watch_frame("ADDED", &object).unwrap();
     stream.extend(watch_frame("DELETED", &object).unwrap());
     let (first, read, rest) = read_watch_frame(&stream).unwrap();
