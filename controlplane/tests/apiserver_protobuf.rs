@@ -311,16 +311,31 @@ async fn media_types_are_refused_where_kube_apiserver_refuses_them() {
     // OpenAPI v2 in its protobuf form (kubectl's client-side validation reads it); v3 only as
     // JSON here (406 for its protobuf form).
     let response = server
-        .send("GET", "/openapi/v2", "", "application/com.github.proto-openapi.spec.v2@v1.0+protobuf", Vec::new())
+        .send(
+            "GET",
+            "/openapi/v2",
+            "",
+            "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+            Vec::new(),
+        )
         .await;
     assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(response.headers()["content-type"], "application/com.github.proto-openapi.spec.v2.v1.0+protobuf");
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    );
     let document = response.bytes().await.unwrap();
     assert_eq!(&document[..5], b"\x0a\x032.0");
     let definition = b"com.example.v1.Widget";
     assert!(document.windows(definition.len()).any(|w| w == definition), "the CRD's definition is in it");
     let response = server
-        .send("GET", "/openapi/v3", "", "application/com.github.proto-openapi.spec.v3@v1.0+protobuf", Vec::new())
+        .send(
+            "GET",
+            "/openapi/v3",
+            "",
+            "application/com.github.proto-openapi.spec.v3@v1.0+protobuf",
+            Vec::new(),
+        )
         .await;
     assert_eq!(response.status(), StatusCode::NOT_ACCEPTABLE);
     let response = server.send("GET", "/openapi/v2", "", "application/json", Vec::new()).await;

@@ -426,7 +426,11 @@ fn default_workload(def: &ResourceDef, object: &mut Value) {
     match def.kind.as_str() {
         "Deployment" => {
             spec.entry("progressDeadlineSeconds").or_insert(json!(600));
-            default_strategy(spec, "strategy", &[("maxUnavailable", json!("25%")), ("maxSurge", json!("25%"))]);
+            default_strategy(
+                spec,
+                "strategy",
+                &[("maxUnavailable", json!("25%")), ("maxSurge", json!("25%"))],
+            );
         }
         "StatefulSet" => {
             spec.entry("podManagementPolicy").or_insert(json!("OrderedReady"));

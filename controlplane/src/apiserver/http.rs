@@ -411,7 +411,8 @@ fn decode_patch(body: &[u8], patch_type: PatchType) -> Result<Value, ApiError> {
     if patch_type == PatchType::Apply {
         let yaml: serde_yaml::Value = serde_yaml::from_slice(body)
             .map_err(|error| ApiError::bad_request(format!("error decoding YAML: {error}")))?;
-        return serde_json::to_value(yaml).map_err(|error| ApiError::bad_request(format!("error decoding YAML: {error}")));
+        return serde_json::to_value(yaml)
+            .map_err(|error| ApiError::bad_request(format!("error decoding YAML: {error}")));
     }
     serde_json::from_slice(body).map_err(|error| {
         ApiError::bad_request(format!("couldn't get version/kind; json parse error: {error}"))

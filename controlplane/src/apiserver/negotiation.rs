@@ -434,7 +434,7 @@ mod tests {
             ("", 2, Some(Json)),
             ("application/json", 2, Some(Json)),
             ("*/*", 3, Some(Json)),
-            (&"application/json, application/com.github.proto-openapi.spec.v2@v1.0+protobuf", 2, Some(Json)),
+            ("application/json, application/com.github.proto-openapi.spec.v2@v1.0+protobuf", 2, Some(Json)),
             // kubectl's OpenAPI v2 request
             (v2, 2, Some(Protobuf)),
             ("application/com.github.proto-openapi.spec.v2.v1.0+protobuf", 2, Some(Protobuf)),

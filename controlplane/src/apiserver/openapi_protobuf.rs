@@ -262,7 +262,9 @@ mod tests {
         let Some((_, wire::Raw::Bytes(extension))) = fields.last() else { panic!("extension") };
         let text = String::from_utf8_lossy(extension);
         assert!(text.contains("x-kubernetes-group-version-kind") && text.contains("kind: Widget"), "{text}");
-        let document = v2_document(&json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.34.0"}, "paths": {}, "definitions": {}}));
+        let document = v2_document(
+            &json!({"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.34.0"}, "paths": {}, "definitions": {}}),
+        );
         assert_eq!(&document[..5], &[0x0a, 0x03, b'2', b'.', b'0']);
     }
 }
