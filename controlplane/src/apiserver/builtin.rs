@@ -399,6 +399,24 @@ fn default_job(object: &mut Value) {
     }
 }
 
+/// A workload's update strategy as kube-apiserver defaults it field by field (an empty
+/// `strategy: {}`, as kubectl's generators send, is defaulted too): type `RollingUpdate`, and
+/// for it each unset rolling-update field.
+fn default_strategy(spec: &mut serde_json::Map<String, Value>, key: &str, rolling: &[(&str, Value)]) {
+    let strategy = spec.entry(key).or_insert_with(|| json!({}));
+    let Some(strategy) = strategy.as_object_mut() else { return };
+    let kind = strategy.entry("type").or_insert(json!("RollingUpdate"));
+    if kind != "RollingUpdate" {
+        return;
+    }
+    let update = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
+    if let Some(update) = update.as_object_mut() {
+        for (field, value) in rolling {
+            update.entry(*field).or_insert_with(|| value.clone());
+        }
+    }
+}
+
 fn default_workload(def: &ResourceDef, object: &mut Value) {
     let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
     if def.kind != "DaemonSet" {
@@ -408,19 +426,18 @@ fn default_workload(def: &ResourceDef, object: &mut Value) {
     match def.kind.as_str() {
         "Deployment" => {
             spec.entry("progressDeadlineSeconds").or_insert(json!(600));
-            spec.entry("strategy").or_insert_with(
-                || json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}),
+            default_strategy(
+                spec,
+                "strategy",
+                &[("maxUnavailable", json!("25%")), ("maxSurge", json!("25%"))],
             );
         }
         "StatefulSet" => {
             spec.entry("podManagementPolicy").or_insert(json!("OrderedReady"));
-            spec.entry("updateStrategy")
-                .or_insert_with(|| json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}));
+            default_strategy(spec, "updateStrategy", &[("partition", json!(0))]);
         }
         "DaemonSet" => {
-            spec.entry("updateStrategy").or_insert_with(
-                || json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}),
-            );
+            default_strategy(spec, "updateStrategy", &[("maxUnavailable", json!(1)), ("maxSurge", json!(0))]);
         }
         _ => {}
     }

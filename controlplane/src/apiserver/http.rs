@@ -1,6 +1,6 @@
 //! The HTTP surface: routes every request to discovery, OpenAPI, health or a resource verb,
-//! decodes bodies (JSON or YAML), negotiates the response form (object, Table,
-//! PartialObjectMetadata) and writes `Warning` headers.
+//! decodes bodies (JSON, YAML or protobuf, as the Content-Type says), negotiates the response
+//! (serializer and form: object, Table, PartialObjectMetadata) and writes `Warning` headers.
 
 use std::{collections::HashMap, sync::Arc};
 
@@ -17,9 +17,10 @@ use super::{
     counters::RequestCounts,
     discovery,
     errors::ApiError,
-    objects, openapi, options,
+    negotiation::{self, Codec, Conversion, Endpoint, OpenApiForm, Output},
+    objects, openapi, openapi_protobuf, options, protobuf,
     request::{self, ResourceRequest, Target, Verb},
-    subresources, table,
+    respond, subresources, table,
     watch::{self, EventFormat},
 };
 use crate::registry::ResourceDef;
@@ -54,22 +55,24 @@ pub async fn handle(
     match path.as_str() {
         "/healthz" | "/livez" | "/readyz" => return health(&state, &path, &query),
         "/version" => return json_response(StatusCode::OK, &version(), &[]),
-        "/openapi/v2" => return json_response(StatusCode::OK, &openapi::v2(&state.api.registry), &[]),
+        "/openapi/v2" => {
+            return openapi_response(&accept, 2, || Some(openapi::v2(&state.api.registry)));
+        }
         "/openapi/v3" | "/openapi/v3/" => {
-            return json_response(StatusCode::OK, &openapi::v3_index(&state.api.registry), &[]);
+            return openapi_response(&accept, 3, || Some(openapi::v3_index(&state.api.registry)));
         }
         _ => {}
     }
     if let Some(rest) = path.strip_prefix("/openapi/v3/") {
-        return match openapi::v3_group_version(&state.api.registry, rest.trim_end_matches('/')) {
-            Some(document) => json_response(StatusCode::OK, &document, &[]),
-            None => ApiError::no_such_path().into_response(),
-        };
+        let registry = &state.api.registry;
+        return openapi_response(&accept, 3, || {
+            openapi::v3_group_version(registry, rest.trim_end_matches('/'))
+        });
     }
     let watch = query.get("watch").is_some_and(|w| w == "true" || w == "1");
     let target = match request::parse(&method, &path, watch) {
         Ok(target) => target,
-        Err(_) => return ApiError::no_such_path().into_response(),
+        Err(_) => return respond::error(&ApiError::no_such_path(), &accept),
     };
     let registry = &state.api.registry;
     let result = match target {
@@ -88,14 +91,34 @@ pub async fn handle(
         Target::Resource(request) => {
             let response = resource(&state, request.clone(), &query, &headers, &accept, body)
                 .await
-                .unwrap_or_else(IntoResponse::into_response);
+                .unwrap_or_else(|error| respond::error(&error, &accept));
             state.requests.record(&header(&headers, "user-agent"), &request, response.status().as_u16());
             return response;
         }
     };
     match result {
         Ok(document) => json_response(StatusCode::OK, &document, &[]),
-        Err(error) => error.into_response(),
+        Err(error) => respond::error(&error, &accept),
+    }
+}
+
+/// An OpenAPI document in the form the `Accept` header picks: JSON, or for v2 its protobuf
+/// form (kubectl's client-side validation reads it); 406 (empty, as kube-apiserver's OpenAPI
+/// handler answers) for anything else.
+fn openapi_response(accept: &str, version: u8, document: impl FnOnce() -> Option<Value>) -> Response {
+    let form = negotiation::openapi_form(accept, version);
+    if form.is_none() || (form == Some(OpenApiForm::Protobuf) && version != 2) {
+        return (StatusCode::NOT_ACCEPTABLE, [(http::header::VARY, "Accept")]).into_response();
+    }
+    match document() {
+        Some(document) if form == Some(OpenApiForm::Protobuf) => (
+            StatusCode::OK,
+            [(http::header::CONTENT_TYPE, openapi_protobuf::MEDIA_TYPE), (http::header::VARY, "Accept")],
+            openapi_protobuf::v2_document(&document),
+        )
+            .into_response(),
+        Some(document) => json_response(StatusCode::OK, &document, &[]),
+        None => ApiError::no_such_path().into_response(),
     }
 }
 
@@ -156,14 +179,22 @@ pub fn json_response(status: StatusCode, body: &Value, warnings: &[String]) -> R
     response
 }
 
-/// Decodes a request body as JSON or YAML, as the Content-Type says.
-pub fn decode_body(headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
-    let content_type = header(headers, "content-type");
-    let is_yaml = content_type.contains("yaml");
+/// Decodes a request body as JSON, YAML or protobuf, as the Content-Type says (415 for any
+/// other media type).
+pub fn decode_body(headers: &HeaderMap, body: &[u8], endpoint: Endpoint) -> Result<Value, ApiError> {
+    let codec = negotiation::input(&header(headers, "content-type"), endpoint)?;
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_request("the body of the request was empty"));
     }
-    if is_yaml {
+    if codec == Codec::Protobuf {
+        return protobuf::decode(body).map_err(|error| match error {
+            protobuf::CodecError::UnknownKind { .. } | protobuf::CodecError::NoMagic => {
+                ApiError::bad_request(format!("the object provided is unrecognized: {error}"))
+            }
+            _ => ApiError::bad_request(format!("error decoding protobuf: {error}")),
+        });
+    }
+    if codec == Codec::Yaml {
         let yaml: serde_yaml::Value = serde_yaml::from_slice(body)
             .map_err(|error| ApiError::bad_request(format!("error decoding YAML: {error}")))?;
         serde_json::to_value(yaml)
@@ -199,18 +230,39 @@ async fn resource(
     let namespace = request.namespace.as_deref();
     let version = request.version.as_str();
     let user_agent = header(headers, "user-agent");
+    let endpoint = if def.is_custom() { Endpoint::Custom } else { Endpoint::Builtin };
+    if endpoint == Endpoint::Builtin {
+        let collection = request.name.is_none() && matches!(request.verb, Verb::List | Verb::Watch);
+        negotiation::builtin_route(
+            request.verb == Verb::Patch,
+            collection,
+            &header(headers, "content-type"),
+            accept,
+        )?;
+    }
+    // As kube-apiserver: the response form is settled before anything is read or written.
+    let output = negotiation::output(accept, endpoint)?;
+    // Only the object itself, Tables and metadata are converted; subresources answer objects.
+    // (Protobuf metadata of a custom resource converts; the object itself is JSON.)
+    let codec = if endpoint == Endpoint::Custom && output.codec == Codec::Protobuf {
+        Codec::Json
+    } else {
+        output.codec
+    };
+    let plain = Output { codec, conversion: Conversion::None };
     match (request.verb, request.subresource.as_deref()) {
         (Verb::Watch, _) => {
             let mut list_options = options::list_options(query)?;
             if let Some(name) = &request.name {
                 list_options.field_selector = merge_name_selector(&list_options.field_selector, name);
             }
-            let format = if table::wants_table(accept) {
-                EventFormat::Table
-            } else if table::wants_metadata(accept) {
-                EventFormat::Metadata
-            } else {
-                EventFormat::Object
+            let stream = negotiation::stream(accept, endpoint)?;
+            let format = match stream.conversion {
+                Conversion::Table => EventFormat::Table,
+                Conversion::PartialObjectMetadata | Conversion::PartialObjectMetadataList => {
+                    EventFormat::Metadata
+                }
+                Conversion::None => EventFormat::Object,
             };
             let receiver = watch::start(
                 api.clone(),
@@ -220,86 +272,106 @@ async fn resource(
                 None,
                 list_options,
                 format,
+                stream.codec,
             )?;
-            let stream = tokio_stream::wrappers::ReceiverStream::new(receiver);
             let content_type = if format == EventFormat::Table {
-                "application/json;as=Table;v=v1;g=meta.k8s.io"
+                respond::TABLE_CONTENT_TYPE
             } else {
-                "application/json"
+                stream.codec.stream_media_type()
             };
+            let stream = tokio_stream::wrappers::ReceiverStream::new(receiver);
             Ok((StatusCode::OK, [(http::header::CONTENT_TYPE, content_type)], Body::from_stream(stream))
                 .into_response())
         }
         (Verb::List, None) => {
+            if output.conversion == Conversion::PartialObjectMetadata {
+                return Err(ApiError::not_acceptable(format!(
+                    "you requested PartialObjectMetadata, but the requested object is a list (*{}List)",
+                    go_type(&def)
+                )));
+            }
             let list_options = options::list_options(query)?;
             let (items, rv, next) = api.list(&def, version, namespace, &list_options).await?;
-            Ok(list_response(&def, version, items, rv, next, accept, query))
+            Ok(list_response(&def, version, items, rv, next, output, query))
         }
         (Verb::Get, None) => {
+            if output.conversion == Conversion::PartialObjectMetadataList {
+                return Err(ApiError::not_acceptable(format!(
+                    "you requested PartialObjectMetadataList, but the requested object is not a list (*{})",
+                    go_type(&def)
+                )));
+            }
             let name = request.name.as_deref().unwrap_or_default();
             let object = api.get(&def, version, namespace, name).await?;
-            Ok(object_response(&def, version, object, accept, query))
+            Ok(object_response(&def, version, object, output, query))
         }
         (Verb::Get, Some("status")) => {
             let name = request.name.as_deref().unwrap_or_default();
             let object = api.get(&def, version, namespace, name).await?;
-            Ok(json_response(StatusCode::OK, &object, &[]))
+            Ok(respond::object(StatusCode::OK, &object, plain, &[]))
         }
         (Verb::Get, Some("scale")) => {
             let name = request.name.as_deref().unwrap_or_default();
             let scale = subresources::get_scale(api, &def, version, namespace, name).await?;
-            Ok(json_response(StatusCode::OK, &scale, &[]))
+            Ok(respond::object(StatusCode::OK, &scale, plain, &[]))
         }
         (Verb::Create, None) => {
             let write = options::write_options(query, &user_agent)?;
-            let body = decode_body(headers, &body)?;
+            let body = decode_body(headers, &body, endpoint)?;
             let written = api.create(&def, version, namespace, body, &write).await?;
-            Ok(written_response(written))
+            Ok(written_response(written, plain))
         }
         (Verb::Create, Some("binding")) => {
             let name = request.name.as_deref().unwrap_or_default();
-            let body = decode_body(headers, &body)?;
+            let body = decode_body(headers, &body, endpoint)?;
             let write = options::write_options(query, &user_agent)?;
             subresources::bind(api, &def, namespace, name, &body, &write).await?;
-            Ok(json_response(StatusCode::CREATED, &success_status(), &[]))
+            Ok(respond::object(StatusCode::CREATED, &success_status(), plain, &[]))
         }
         (Verb::Create, Some("eviction")) => {
             let name = request.name.as_deref().unwrap_or_default();
-            let body = decode_body(headers, &body).unwrap_or(json!({}));
+            let body = match decode_body(headers, &body, endpoint) {
+                Err(error) if error.code == 415 => return Err(error),
+                decoded => decoded.unwrap_or(json!({})),
+            };
             subresources::evict(api, &def, namespace, name, &body).await?;
-            Ok(json_response(StatusCode::CREATED, &success_status(), &[]))
+            Ok(respond::object(StatusCode::CREATED, &success_status(), plain, &[]))
         }
         (Verb::Update, sub @ (None | Some("status") | Some("finalize") | Some("resize"))) => {
             let name = request.name.as_deref().unwrap_or_default();
             let write = options::write_options(query, &user_agent)?;
-            let body = decode_body(headers, &body)?;
+            let body = decode_body(headers, &body, endpoint)?;
             let written = api.update(&def, version, namespace, name, sub, body, &write).await?;
-            Ok(written_response(written))
+            Ok(written_response(written, plain))
         }
         (Verb::Patch, sub @ (None | Some("status") | Some("resize"))) => {
             let name = request.name.as_deref().unwrap_or_default();
             let write = options::write_options(query, &user_agent)?;
-            let patch_type = patch_type(headers)?;
-            let body = decode_body(headers, &body)?;
+            let patch_type = patch_type(headers, def.is_custom())?;
+            let body = decode_patch(&body, patch_type)?;
             let written = api.patch(&def, version, namespace, name, sub, patch_type, body, &write).await?;
-            Ok(written_response(written))
+            Ok(written_response(written, plain))
         }
         (Verb::Update | Verb::Patch, Some("scale")) => {
             let name = request.name.as_deref().unwrap_or_default();
             let write = options::write_options(query, &user_agent)?;
-            let body = decode_body(headers, &body)?;
-            let patch_type = if request.verb == Verb::Patch { Some(patch_type(headers)?) } else { None };
+            let patch_type =
+                if request.verb == Verb::Patch { Some(patch_type(headers, def.is_custom())?) } else { None };
+            let body = match patch_type {
+                Some(patch_type) => decode_patch(&body, patch_type)?,
+                None => decode_body(headers, &body, endpoint)?,
+            };
             let scale =
                 subresources::set_scale(api, &def, version, namespace, name, patch_type, body, &write)
                     .await?;
-            Ok(json_response(StatusCode::OK, &scale, &[]))
+            Ok(respond::object(StatusCode::OK, &scale, plain, &[]))
         }
         (Verb::Delete, None) => {
             let name = request.name.as_deref().unwrap_or_default();
-            let body = if body.is_empty() { None } else { decode_body(headers, &body).ok() };
+            let body = delete_body(headers, &body)?;
             let delete = options::delete_options(query, body.as_ref())?;
             match api.delete(&def, version, namespace, name, &delete).await? {
-                Deleted::Pending(object) => Ok(json_response(StatusCode::OK, &object, &[])),
+                Deleted::Pending(object) => Ok(respond::object(StatusCode::OK, &object, plain, &[])),
                 Deleted::Gone(object) => {
                     let status = json!({
                         "kind": "Status",
@@ -313,16 +385,16 @@ async fn resource(
                             "uid": objects::uid(&object).unwrap_or_default(),
                         },
                     });
-                    Ok(json_response(StatusCode::OK, &status, &[]))
+                    Ok(respond::object(StatusCode::OK, &status, plain, &[]))
                 }
             }
         }
         (Verb::DeleteCollection, None) => {
             let list_options = options::list_options(query)?;
-            let body = if body.is_empty() { None } else { decode_body(headers, &body).ok() };
+            let body = delete_body(headers, &body)?;
             let delete = options::delete_options(query, body.as_ref())?;
             let deleted = api.delete_collection(&def, version, namespace, &list_options, &delete).await?;
-            Ok(list_response(&def, version, deleted, api.store.current_rv(), None, "", query))
+            Ok(list_response(&def, version, deleted, api.store.current_rv(), None, plain, query))
         }
         _ => Err(ApiError::method_not_allowed(
             "the server does not allow this method on the requested resource".to_string(),
@@ -330,24 +402,79 @@ async fn resource(
     }
 }
 
+/// A PATCH body: JSON, or YAML for server-side apply (its Content-Type names the patch type,
+/// never a serializer).
+fn decode_patch(body: &[u8], patch_type: PatchType) -> Result<Value, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_request("the body of the request was empty"));
+    }
+    if patch_type == PatchType::Apply {
+        let yaml: serde_yaml::Value = serde_yaml::from_slice(body)
+            .map_err(|error| ApiError::bad_request(format!("error decoding YAML: {error}")))?;
+        return serde_json::to_value(yaml)
+            .map_err(|error| ApiError::bad_request(format!("error decoding YAML: {error}")));
+    }
+    serde_json::from_slice(body).map_err(|error| {
+        ApiError::bad_request(format!("couldn't get version/kind; json parse error: {error}"))
+    })
+}
+
+/// The DeleteOptions of a delete request, if it has a body: an unknown media type is refused
+/// (415); a body that does not decode is ignored, as before protobuf was read.
+fn delete_body(headers: &HeaderMap, body: &[u8]) -> Result<Option<Value>, ApiError> {
+    if body.is_empty() {
+        return Ok(None);
+    }
+    // DeleteOptions are a built-in kind for every resource.
+    match decode_body(headers, body, Endpoint::Builtin) {
+        Ok(options) => Ok(Some(options)),
+        Err(error) if error.code == 415 => Err(error),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The Go type kube-apiserver names in its conversion errors: the internal type of a built-in
+/// kind (`core.ConfigMap`, `apps.Deployment`), `unstructured.Unstructured` for custom resources.
+fn go_type(def: &ResourceDef) -> String {
+    if def.is_custom() {
+        return "unstructured.Unstructured".to_string();
+    }
+    let package = match def.group.split('.').next().unwrap_or_default() {
+        "" | "events" => "core",
+        group => group,
+    };
+    format!("{package}.{}", def.kind)
+}
+
 fn merge_name_selector(selector: &str, name: &str) -> String {
     let term = format!("metadata.name={name}");
     if selector.is_empty() { term } else { format!("{selector},{term}") }
 }
 
-fn patch_type(headers: &HeaderMap) -> Result<PatchType, ApiError> {
+/// The patch type of a PATCH, from its Content-Type (as kube-apiserver: the media type before
+/// any `;`, compared exactly); 415 listing the types the resource takes (custom resources
+/// take no strategic merge patch).
+fn patch_type(headers: &HeaderMap, custom: bool) -> Result<PatchType, ApiError> {
     let content_type = header(headers, "content-type");
-    let media = content_type.split(';').next().unwrap_or_default().trim();
+    let media = match content_type.find(';') {
+        Some(index) if index > 0 => &content_type[..index],
+        _ => content_type.as_str(),
+    };
     match media {
         "application/json-patch+json" => Ok(PatchType::Json),
         "application/merge-patch+json" => Ok(PatchType::Merge),
-        "application/strategic-merge-patch+json" => Ok(PatchType::Strategic),
-        "application/apply-patch+yaml" | "application/apply-patch+cbor" => Ok(PatchType::Apply),
-        other => Err(ApiError::unsupported_media_type(format!(
-            "the body of the request was in an unknown format - accepted media types include: \
-             application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, \
-             application/strategic-merge-patch+json (got {other:?})"
-        ))),
+        "application/strategic-merge-patch+json" if !custom => Ok(PatchType::Strategic),
+        "application/apply-patch+yaml" => Ok(PatchType::Apply),
+        _ => {
+            let accepted = if custom {
+                "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+            } else {
+                "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
+            };
+            Err(ApiError::unsupported_media_type(format!(
+                "the body of the request was in an unknown format - accepted media types include: {accepted}"
+            )))
+        }
     }
 }
 
@@ -355,9 +482,9 @@ fn success_status() -> Value {
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201})
 }
 
-fn written_response(written: Written) -> Response {
+fn written_response(written: Written, output: Output) -> Response {
     let status = if written.created { StatusCode::CREATED } else { StatusCode::OK };
-    json_response(status, &written.object, &written.warnings)
+    respond::object(status, &written.object, output, &written.warnings)
 }
 
 fn include_object(query: &HashMap<String, String>) -> String {
@@ -368,24 +495,21 @@ fn object_response(
     def: &ResourceDef,
     version: &str,
     object: Value,
-    accept: &str,
+    output: Output,
     query: &HashMap<String, String>,
 ) -> Response {
-    if table::wants_table(accept) {
-        let rv = objects::meta_str(&object, "resourceVersion").unwrap_or_default().to_string();
-        let rendered = table::table(def, version, std::slice::from_ref(&object), &include_object(query), &rv);
-        return table_response(&rendered);
+    match output.conversion {
+        Conversion::Table => {
+            let rv = objects::meta_str(&object, "resourceVersion").unwrap_or_default().to_string();
+            let rendered =
+                table::table(def, version, std::slice::from_ref(&object), &include_object(query), &rv);
+            respond::object(StatusCode::OK, &rendered, output, &[])
+        }
+        Conversion::PartialObjectMetadata | Conversion::PartialObjectMetadataList => {
+            respond::object(StatusCode::OK, &table::partial_metadata(&object), output, &[])
+        }
+        Conversion::None => respond::object(StatusCode::OK, &object, output, &[]),
     }
-    if table::wants_metadata(accept) {
-        return json_response(StatusCode::OK, &table::partial_metadata(&object), &[]);
-    }
-    json_response(StatusCode::OK, &object, &[])
-}
-
-fn table_response(table: &Value) -> Response {
-    let body = serde_json::to_vec(table).unwrap_or_default();
-    (StatusCode::OK, [(http::header::CONTENT_TYPE, "application/json;as=Table;v=v1;g=meta.k8s.io")], body)
-        .into_response()
 }
 
 fn list_response(
@@ -394,25 +518,26 @@ fn list_response(
     items: Vec<Value>,
     rv: u64,
     next: Option<String>,
-    accept: &str,
+    output: Output,
     query: &HashMap<String, String>,
 ) -> Response {
     let rv_text = rv.to_string();
-    if table::wants_table(accept) {
+    if output.conversion == Conversion::Table {
         let mut rendered = table::table(def, version, &items, &include_object(query), &rv_text);
         if let Some(next) = &next {
             rendered["metadata"]["continue"] = json!(next);
         }
-        return table_response(&rendered);
+        return respond::object(StatusCode::OK, &rendered, output, &[]);
     }
     let mut metadata = json!({"resourceVersion": rv_text});
     if let Some(next) = next {
         metadata["continue"] = json!(next);
     }
-    if table::wants_metadata(accept) {
+    if matches!(output.conversion, Conversion::PartialObjectMetadata | Conversion::PartialObjectMetadataList)
+    {
         let items: Vec<Value> = items.iter().map(table::partial_metadata).collect();
         let list = json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": metadata, "items": items});
-        return json_response(StatusCode::OK, &list, &[]);
+        return respond::object(StatusCode::OK, &list, output, &[]);
     }
     let list = json!({
         "kind": def.list_kind(),
@@ -420,5 +545,5 @@ fn list_response(
         "metadata": metadata,
         "items": items,
     });
-    json_response(StatusCode::OK, &list, &[])
+    respond::object(StatusCode::OK, &list, output, &[])
 }

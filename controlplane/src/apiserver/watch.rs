@@ -1,4 +1,5 @@
-//! Watch responses: a chunked stream of `{"type": ..., "object": ...}` lines, starting from a
+//! Watch responses: a chunked stream of `{"type": ..., "object": ...}` lines (or of
+//! length-prefixed protobuf `WatchEvent` frames), starting from a
 //! resourceVersion (or the current state), filtered by selectors with the transitions
 //! kube-apiserver produces (an object that stops matching is DELETED for the watcher), with
 //! bookmarks, the `sendInitialEvents` end marker, `timeoutSeconds`, and an in-stream 410 ERROR
@@ -10,7 +11,10 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::{api::Api, errors::ApiError, filter::Filter, objects, options::ListOptions, table};
+use super::{
+    api::Api, errors::ApiError, filter::Filter, negotiation::Codec, objects, options::ListOptions, protobuf,
+    table,
+};
 use crate::{
     registry::ResourceDef,
     storage::{EventType, StoreError, StoreEvent, WatchStart},
@@ -42,6 +46,7 @@ pub fn start(
     name: Option<String>,
     options: ListOptions,
     format: EventFormat,
+    codec: Codec,
 ) -> Result<mpsc::Receiver<Result<Bytes, std::io::Error>>, ApiError> {
     let filter = Filter::new(&def, &options)?;
     let collection = Api::collection(&def, namespace.as_deref());
@@ -62,7 +67,7 @@ pub fn start(
         Err(StoreError::Gone { requested, oldest }) => {
             let status =
                 ApiError::gone(format!("too old resource version: {requested} ({oldest})")).to_status();
-            let line = event_line("ERROR", &status);
+            let line = event_bytes(codec, "ERROR", &status);
             tokio::spawn(async move {
                 let _ = sender.send(Ok(line)).await;
             });
@@ -79,6 +84,7 @@ pub fn start(
         version,
         filter,
         format,
+        codec,
         sender,
         table_header_sent: false,
         last_rv: initial_rv,
@@ -142,15 +148,16 @@ struct WatchTask {
     version: String,
     filter: Filter,
     format: EventFormat,
+    codec: Codec,
     sender: mpsc::Sender<Result<Bytes, std::io::Error>>,
     table_header_sent: bool,
     last_rv: u64,
 }
 
 impl WatchTask {
-    /// Sends one line; false when the client went away.
+    /// Sends one event; false when the client went away.
     async fn send(&self, kind: &str, object: &Value) -> bool {
-        self.sender.send(Ok(event_line(kind, object))).await.is_ok()
+        self.sender.send(Ok(event_bytes(self.codec, kind, object))).await.is_ok()
     }
 
     /// Filters, converts and sends one store event; false when the watch must end.
@@ -199,7 +206,19 @@ fn bookmark(def: &ResourceDef, version: &str, rv: u64, initial_end: bool) -> Val
     json!({"kind": def.kind, "apiVersion": def.api_version(version), "metadata": metadata})
 }
 
-fn event_line(kind: &str, object: &Value) -> Bytes {
+/// One event in the stream's serializer: a JSON line, or a protobuf frame (an object that does
+/// not encode becomes an in-stream 500 ERROR, as kube-apiserver reports a failed encode).
+fn event_bytes(codec: Codec, kind: &str, object: &Value) -> Bytes {
+    if codec == Codec::Protobuf {
+        let frame = protobuf::watch_frame(kind, object).or_else(|error| {
+            tracing::warn!(%error, "watch event does not encode as protobuf");
+            protobuf::watch_frame(
+                "ERROR",
+                &ApiError::internal(format!("encoding protobuf: {error}")).to_status(),
+            )
+        });
+        return Bytes::from(frame.unwrap_or_default());
+    }
     let mut line = serde_json::to_vec(&json!({"type": kind, "object": object})).unwrap_or_default();
     line.push(b'\n');
     Bytes::from(line)

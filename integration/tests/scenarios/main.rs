@@ -17,6 +17,7 @@ mod daemonset;
 mod envmeta;
 mod journal;
 mod kubectl;
+mod kubectl_create;
 mod nodes;
 mod podprobe;
 mod service_api;
@@ -38,6 +39,10 @@ fn main() -> ExitCode {
         Scenario {
             name: "kubectl_drives_the_api_server",
             run: |scene| Box::pin(kubectl::kubectl_drives_the_api_server(scene)),
+        },
+        Scenario {
+            name: "kubectl_generators_create_built_in_kinds",
+            run: |scene| Box::pin(kubectl_create::kubectl_generators_create_built_in_kinds(scene)),
         },
         Scenario {
             name: "nodes_in_process::pods_run_on_simulated_nodes",

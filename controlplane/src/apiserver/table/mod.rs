@@ -16,16 +16,6 @@ use crate::{
     semantics::jsonpath::{Column, NAME_COLUMN_DESCRIPTION, render_table},
 };
 
-/// Whether an Accept header asks for a Table.
-pub fn wants_table(accept: &str) -> bool {
-    accept.split(',').any(|part| part.contains("as=Table"))
-}
-
-/// Whether an Accept header asks for PartialObjectMetadata (or its list).
-pub fn wants_metadata(accept: &str) -> bool {
-    accept.split(',').any(|part| part.contains("as=PartialObjectMetadata"))
-}
-
 /// One column of a built-in kind's table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ColumnDef {

@@ -1,0 +1,220 @@
+// Command schema-gen writes the wire schema of the Kubernetes built-in kinds, as the
+// embedded API server's protobuf codec reads it (controlplane/src/apiserver/protobuf/schema.json).
+//
+// It walks, by reflection, every Go type that client-go's scheme (plus apiextensions v1 and the
+// meta.k8s.io/v1 kinds) registers for a GA group version and records, for each struct, each
+// field's protobuf number and wire kind, JSON name, omitempty/omitzero, inline, and whether Go holds it
+// by pointer: what the codec needs to encode and decode exactly as kube-apiserver's Go types do.
+// Run it through generate.sh (next to this file); the output is committed.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+// Field is one protobuf field of a message.
+type Field struct {
+	Number    int    `json:"n"`
+	JSON      string `json:"j"`
+	Type      string `json:"t"`
+	Repeated  bool   `json:"r,omitempty"`
+	MapKey    string `json:"k,omitempty"`
+	Pointer   bool   `json:"p,omitempty"`
+	OmitEmpty bool   `json:"o,omitempty"`
+	OmitZero  bool   `json:"z,omitempty"`
+	Inline    bool   `json:"i,omitempty"`
+}
+
+// Message is one struct (or a named slice, wrapped as a message holding its items).
+type Message struct {
+	Fields []Field `json:"f"`
+	// Wrapper: a named slice type whose JSON is the bare array.
+	Wrapper bool `json:"w,omitempty"`
+	// CustomJSON: the Go type has its own JSON form (the codec must know it by name).
+	CustomJSON bool `json:"c,omitempty"`
+}
+
+// Schema is the whole output.
+type Schema struct {
+	Kinds    map[string]string  `json:"kinds"`
+	Messages map[string]Message `json:"messages"`
+}
+
+var (
+	protoMarshaler = reflect.TypeOf((*interface{ Marshal() ([]byte, error) })(nil)).Elem()
+	jsonMarshaler  = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
+	gaVersion      = regexp.MustCompile(`^v[0-9]+$`)
+	out            = Schema{Kinds: map[string]string{}, Messages: map[string]Message{}}
+)
+
+func typeName(t reflect.Type) string { return t.PkgPath() + "." + t.Name() }
+
+// scalar maps a Go kind to the codec's scalar names.
+func scalar(t reflect.Type) (string, bool) {
+	switch t.Kind() {
+	case reflect.String:
+		return "string", true
+	case reflect.Bool:
+		return "bool", true
+	case reflect.Int32:
+		return "int32", true
+	case reflect.Int64:
+		return "int64", true
+	case reflect.Uint32:
+		return "uint32", true
+	case reflect.Uint64:
+		return "uint64", true
+	case reflect.Float64:
+		return "float64", true
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "bytes", true
+		}
+	}
+	return "", false
+}
+
+// elemType names a (non-pointer) element type, walking structs it reaches.
+func elemType(t reflect.Type, path string) string {
+	if s, ok := scalar(t); ok {
+		return s
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		walk(t, path)
+		return typeName(t)
+	case reflect.Slice:
+		// A named slice held as one field: a message of its items.
+		if t.Name() == "" {
+			panic(fmt.Sprintf("%s: unnamed nested slice %v", path, t))
+		}
+		name := typeName(t)
+		if _, seen := out.Messages[name]; !seen {
+			out.Messages[name] = Message{Wrapper: true}
+			item := elemType(t.Elem(), path+"[]")
+			out.Messages[name] = Message{Wrapper: true, Fields: []Field{{Number: 1, JSON: "items", Type: item, Repeated: true}}}
+		}
+		return name
+	}
+	panic(fmt.Sprintf("%s: unsupported type %v (%v)", path, t, t.Kind()))
+}
+
+func walk(t reflect.Type, path string) {
+	name := typeName(t)
+	if _, seen := out.Messages[name]; seen {
+		return
+	}
+	if !reflect.PointerTo(t).Implements(protoMarshaler) {
+		panic(fmt.Sprintf("%s: %s has no protobuf form", path, name))
+	}
+	custom := t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler)
+	out.Messages[name] = Message{CustomJSON: custom}
+	fields := []Field{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("protobuf")
+		if tag == "" || tag == "-" || !f.IsExported() {
+			continue
+		}
+		parts := strings.Split(tag, ",")
+		if len(parts) < 3 {
+			panic(fmt.Sprintf("%s.%s: protobuf tag %q", name, f.Name, tag))
+		}
+		number, err := strconv.Atoi(parts[1])
+		if err != nil {
+			panic(fmt.Sprintf("%s.%s: bad protobuf tag %q", name, f.Name, tag))
+		}
+		field := Field{Number: number, Repeated: parts[2] == "rep"}
+		jsonTag := f.Tag.Get("json")
+		jsonName, opts, _ := strings.Cut(jsonTag, ",")
+		if jsonTag == "-" {
+			continue
+		}
+		field.OmitEmpty = strings.Contains(","+opts+",", ",omitempty,")
+		field.OmitZero = strings.Contains(","+opts+",", ",omitzero,")
+		field.Inline = strings.Contains(","+opts+",", ",inline,") || (f.Anonymous && jsonName == "")
+		if jsonName == "" && !field.Inline {
+			jsonName = f.Name
+		}
+		field.JSON = jsonName
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			field.Pointer = true
+			ft = ft.Elem()
+		}
+		fieldPath := name + "." + f.Name
+		if ft.Kind() == reflect.Slice && ft.Name() == "" && ft.Elem().Kind() != reflect.Uint8 {
+			field.Repeated = true
+		}
+		switch {
+		case ft.Kind() == reflect.Map:
+			if ft.Key().Kind() != reflect.String {
+				panic(fmt.Sprintf("%s: map key %v", fieldPath, ft.Key()))
+			}
+			field.MapKey = "string"
+			field.Repeated = false
+			field.Type = elemType(ft.Elem(), fieldPath)
+		case field.Repeated && ft.Kind() == reflect.Slice && ft.Elem().Kind() != reflect.Uint8:
+			et := ft.Elem()
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			field.Type = elemType(et, fieldPath)
+		case field.Repeated && ft.Kind() == reflect.Slice:
+			// repeated bytes
+			field.Type = "bytes"
+		default:
+			field.Repeated = false
+			field.Type = elemType(ft, fieldPath)
+		}
+		fields = append(fields, field)
+	}
+	sort.Slice(fields, func(a, b int) bool { return fields[a].Number < fields[b].Number })
+	out.Messages[name] = Message{Fields: fields, CustomJSON: custom}
+}
+
+func add(gvk schema.GroupVersionKind, t reflect.Type) {
+	if !reflect.PointerTo(t).Implements(protoMarshaler) {
+		return // e.g. meta.k8s.io Table: JSON only, as kube-apiserver serves it
+	}
+	walk(t, gvk.String())
+	out.Kinds[gvk.GroupVersion().String()+"/"+gvk.Kind] = typeName(t)
+}
+
+func main() {
+	s := runtime.NewScheme()
+	for gvk, t := range scheme.Scheme.AllKnownTypes() {
+		s.AddKnownTypeWithName(gvk, reflect.New(t).Interface().(runtime.Object))
+	}
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	meta := metav1.SchemeGroupVersion
+	for _, obj := range []runtime.Object{&metav1.Status{}, &metav1.DeleteOptions{}, &metav1.WatchEvent{},
+		&metav1.PartialObjectMetadata{}, &metav1.PartialObjectMetadataList{}, &metav1.List{}} {
+		t := reflect.TypeOf(obj).Elem()
+		s.AddKnownTypeWithName(meta.WithKind(t.Name()), obj)
+	}
+	for gvk, t := range s.AllKnownTypes() {
+		if gaVersion.MatchString(gvk.Version) && gvk.Version != runtime.APIVersionInternal {
+			add(gvk, t)
+		}
+	}
+	encoder := json.NewEncoder(os.Stdout)
+	if err := encoder.Encode(out); err != nil {
+		panic(err)
+	}
+}
