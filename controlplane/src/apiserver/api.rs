@@ -212,7 +212,7 @@ impl Api {
         let now = objects::now_rfc3339();
         objects::set_meta(&mut object, "uid", Some(json!(objects::new_uid())));
         objects::set_meta(&mut object, "creationTimestamp", Some(json!(now)));
-        objects::set_meta(&mut object, "generation", Some(json!(1)));
+        objects::set_meta(&mut object, "generation", builtin::tracks_generation(def).then(|| json!(1)));
         for field in ["deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "selfLink"] {
             objects::set_meta(&mut object, field, None);
         }
@@ -532,7 +532,10 @@ impl Api {
             warnings.extend(self.admission.mutate(&request, &mut object, Some(&current)).await?.warnings);
             // Admission may not touch what the subresource does not own.
             object = merge_for_update(def, subresource, &current, object);
-            if subresource.is_none() && objects::spec_part(&object) != objects::spec_part(&current) {
+            if subresource.is_none()
+                && builtin::tracks_generation(def)
+                && objects::spec_part(&object) != objects::spec_part(&current)
+            {
                 objects::set_meta(&mut object, "generation", Some(json!(objects::generation(&current) + 1)));
             }
             self.validate(def, version, &object, Some(&current), subresource)?;
@@ -1179,7 +1182,10 @@ fn plan_deletion(def: &ResourceDef, current: &Value, options: &DeleteOptions) ->
     let mut object = current.clone();
     objects::set_meta(&mut object, "deletionTimestamp", Some(json!(timestamp_in(grace))));
     objects::set_meta(&mut object, "deletionGracePeriodSeconds", Some(json!(grace)));
-    objects::set_meta(&mut object, "generation", Some(json!(objects::generation(current) + 1)));
+    // A first graceful deletion moves a kept generation (kinds without one keep none).
+    if objects::generation(current) > 0 {
+        objects::set_meta(&mut object, "generation", Some(json!(objects::generation(current) + 1)));
+    }
     objects::set_finalizers(&mut object, &finalizers);
     if is_namespace {
         object["status"] = json!({"phase": "Terminating"});

@@ -129,6 +129,24 @@ fn render_path(path: &serde_ignored::Path<'_>) -> String {
     }
 }
 
+/// Whether kube-apiserver keeps `metadata.generation` for objects of `def` (their strategies set
+/// it to 1 on create and move it with the spec); custom resources always have one. Other kinds
+/// (ConfigMaps, Services, ServiceAccounts, Nodes, ...) have none.
+pub fn tracks_generation(def: &ResourceDef) -> bool {
+    def.is_custom()
+        || matches!(
+            (def.group.as_str(), def.kind.as_str()),
+            ("", "Pod" | "PodTemplate" | "ReplicationController")
+                | ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet")
+                | ("batch", "Job" | "CronJob")
+                | ("networking.k8s.io", "Ingress" | "IngressClass" | "NetworkPolicy")
+                | ("policy", "PodDisruptionBudget")
+                | ("scheduling.k8s.io", "PriorityClass")
+                | ("admissionregistration.k8s.io", _)
+                | ("apiextensions.k8s.io", "CustomResourceDefinition")
+        )
+}
+
 /// Defaults and status set when a built-in object is created (kube-apiserver strategies'
 /// `PrepareForCreate` plus the declarative defaults).
 pub fn prepare_create(def: &ResourceDef, object: &mut Value) {

@@ -4,6 +4,7 @@
 //! scenarios; see `kruise_integration::suite` for its arguments.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
+mod apiserver;
 mod cloneset;
 mod cloneset_features;
 mod cloneset_kit;
@@ -34,6 +35,10 @@ fn main() -> ExitCode {
         Scenario {
             name: "kruise_crds_are_accepted",
             run: |scene| Box::pin(crds::kruise_crds_are_accepted(scene)),
+        },
+        Scenario {
+            name: "apiserver::default_service_account",
+            run: |scene| Box::pin(apiserver::default_service_account(scene)),
         },
         Scenario {
             name: "kubectl_drives_the_api_server",

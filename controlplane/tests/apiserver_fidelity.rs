@@ -1,0 +1,74 @@
+//! Details of kube-apiserver and kube-controller-manager that upstream clients (OpenKruise's e2e
+//! suite, kruise-manager) depend on: the `default` ServiceAccount of every namespace.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+use kruise_controlplane::apiserver::{ApiServer, ApiServerConfig};
+use kube::{
+    Api, Client, Config,
+    api::{DeleteParams, PostParams},
+};
+use serde_json::json;
+
+async fn start() -> (ApiServer, Client) {
+    let server = ApiServer::start(ApiServerConfig::default()).await.expect("server starts");
+    let config = Config::new(server.url.parse().expect("url"));
+    let client = Client::try_from(config).expect("client");
+    (server, client)
+}
+
+/// Waits up to 10 s for `check` to hold.
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    for _ in 0..100 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+async fn has_default_account(client: &Client, namespace: &str) -> bool {
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
+    accounts.get_opt("default").await.unwrap().is_some()
+}
+
+#[tokio::test]
+async fn every_namespace_gets_a_default_service_account_again_after_deletion() {
+    let (server, client) = start().await;
+    for namespace in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        eventually(&format!("the default account of {namespace}"), || {
+            has_default_account(&client, namespace)
+        })
+        .await;
+    }
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let team: Namespace = serde_json::from_value(json!({"metadata": {"name": "team-a"}})).unwrap();
+    namespaces.create(&PostParams::default(), &team).await.unwrap();
+    eventually("the default account of a new namespace", || has_default_account(&client, "team-a")).await;
+
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "team-a");
+    let first = accounts.get("default").await.unwrap();
+    accounts.delete("default", &DeleteParams::default()).await.unwrap();
+    eventually("a new default account after deletion", || async {
+        accounts
+            .get_opt("default")
+            .await
+            .unwrap()
+            .is_some_and(|again| again.metadata.uid != first.metadata.uid)
+    })
+    .await;
+
+    // A namespace being deleted is emptied, and its account is not made again.
+    namespaces.delete("team-a", &DeleteParams::default()).await.unwrap();
+    eventually("the namespace to go", || async { namespaces.get_opt("team-a").await.unwrap().is_none() })
+        .await;
+    assert!(!has_default_account(&client, "team-a").await);
+    server.shutdown().await;
+}
