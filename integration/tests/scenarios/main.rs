@@ -41,6 +41,10 @@ fn main() -> ExitCode {
             run: |scene| Box::pin(apiserver::default_service_account(scene)),
         },
         Scenario {
+            name: "apiserver::field_selectors_read_absent_fields_as_zero_values",
+            run: |scene| Box::pin(apiserver::field_selectors_read_absent_fields_as_zero_values(scene)),
+        },
+        Scenario {
             name: "kubectl_drives_the_api_server",
             run: |scene| Box::pin(kubectl::kubectl_drives_the_api_server(scene)),
         },
