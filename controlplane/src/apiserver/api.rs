@@ -15,6 +15,7 @@ use super::{
     errors::ApiError,
     objects,
     options::{DeleteOptions, FieldValidation, ListOptions, WriteOptions},
+    pod_admission,
 };
 use crate::{
     registry::{Registry, ResourceDef},
@@ -222,6 +223,25 @@ impl Api {
         if !def.is_custom() {
             builtin::prepare_create(def, &mut object);
         }
+        // NamespaceLifecycle comes first among kube-apiserver's admission plugins.
+        if def.namespaced {
+            let name = objects::name(&object).unwrap_or_default().to_string();
+            self.check_namespace_accepts(namespace.unwrap_or_default(), &def.resource, &name)?;
+        }
+        if is_pod(def) {
+            let forbidden = |object: &Value, message: String| {
+                ApiError::forbidden("", "pods", objects::name(object).unwrap_or_default(), message)
+            };
+            let namespace = namespace.unwrap_or_default();
+            if let Err(error) =
+                pod_admission::admit_service_account_from(&self.store, namespace, &mut object).await
+            {
+                return Err(forbidden(&object, error.to_string()));
+            }
+            if let Err(error) = pod_admission::admit_priority_from(&self.store, &mut object) {
+                return Err(forbidden(&object, error.to_string()));
+            }
+        }
         // A server-side apply create arrives with the applier's managed fields already recorded.
         if object.pointer("/metadata/managedFields").is_none() {
             object = apply::record_update(
@@ -239,9 +259,6 @@ impl Api {
         warnings.extend(self.admission.mutate(&request, &mut object, None).await?.warnings);
         self.validate(def, version, &object, None, None)?;
         warnings.extend(self.admission.validate(&request, Some(&object), None).await?.warnings);
-        if def.namespaced {
-            self.check_namespace_accepts(namespace.unwrap_or_default(), &def.resource, &name)?;
-        }
         if name.is_empty() {
             let errors = vec![FieldError::required(
                 &FieldPath::root("metadata").child("name"),
@@ -491,12 +508,20 @@ impl Api {
             {
                 return Err(ApiError::conflict(&def.group, &def.resource, name));
             }
-            let current = self.to_version(def, (*stored).clone(), version).await?;
+            let mut current = self.to_version(def, (*stored).clone(), version).await?;
+            if !def.is_custom() {
+                // As kube-apiserver decodes stored objects: with today's defaults (an object
+                // stored before a default existed then compares equal to its defaulted update).
+                builtin::prepare_write(def, &mut current);
+            }
             let proposed = change(&current)?;
             let mut object = merge_for_update(def, subresource, &current, proposed);
             let mut warnings = self.normalize(def, version, &mut object, options.field_validation)?;
             if !def.is_custom() {
                 builtin::prepare_write(def, &mut object);
+            }
+            if is_pod(def) {
+                pod_admission::keep_priority(&current, &mut object);
             }
             let now = objects::now_rfc3339();
             // As kube-apiserver: an update that carries no managed fields (absent or empty) keeps
@@ -1197,6 +1222,11 @@ fn timestamp_in(seconds: i64) -> String {
     let now = k8s_openapi::jiff::Timestamp::now();
     let later = now.checked_add(k8s_openapi::jiff::SignedDuration::from_secs(seconds)).unwrap_or(now);
     later.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// Whether `def` is core Pods (the kind with built-in admission here).
+fn is_pod(def: &ResourceDef) -> bool {
+    !def.is_custom() && def.group.is_empty() && def.kind == "Pod"
 }
 
 /// The status kube-apiserver answers for a patch that does not apply.

@@ -2,11 +2,8 @@
 //! Kubernetes types, defaults, status handling on create, and the validation rules our clients
 //! rely on (names, pod specs, immutable pod fields, selector/template agreement).
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::api::core::v1::{Pod, PodSpec};
 use kruise_crds::{
-    defaults::pod::default_core_pod_spec,
     field::{ErrorList, ErrorType, FieldError, FieldPath},
     validation::{
         meta::{validate_label_selector, validate_object_meta},
@@ -17,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::objects;
-use crate::registry::ResourceDef;
+use crate::{registry::ResourceDef, semantics::defaults};
 
 /// The result of decoding a built-in object into its Kubernetes type.
 pub struct Decoded {
@@ -181,13 +178,15 @@ pub fn prepare_create(def: &ResourceDef, object: &mut Value) {
             object["status"] = json!({"phase": "Pending"});
         }
         ("batch", "Job") => {
-            default_job(object);
+            default_workload(def, object);
+            generate_job_selector(object);
             object.as_object_mut().map(|o| o.remove("status"));
         }
-        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") | ("batch", "CronJob") => {
             default_workload(def, object);
             object.as_object_mut().map(|o| o.remove("status"));
         }
+        ("", "PodTemplate") => default_workload(def, object),
         ("admissionregistration.k8s.io", _) => default_webhooks(object),
         ("apiextensions.k8s.io", "CustomResourceDefinition") => {
             default_crd(object);
@@ -209,7 +208,9 @@ pub fn prepare_write(def: &ResourceDef, object: &mut Value) {
         ("", "PersistentVolume") => default_volume(object),
         ("scheduling.k8s.io", "PriorityClass") => default_priority_class(object),
         ("storage.k8s.io", "StorageClass") => default_storage_class(object),
-        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => default_workload(def, object),
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet")
+        | ("batch", "Job" | "CronJob")
+        | ("", "PodTemplate") => default_workload(def, object),
         ("admissionregistration.k8s.io", _) => default_webhooks(object),
         ("apiextensions.k8s.io", "CustomResourceDefinition") => default_crd(object),
         _ => {}
@@ -262,27 +263,40 @@ fn add_not_ready_taint(object: &mut Value) {
     }
 }
 
+/// The defaults kube-apiserver gives a pod on every write (see [`defaults::pod`]).
 fn default_pod(object: &mut Value) {
-    let Ok(mut spec) = serde_json::from_value::<PodSpec>(object.get("spec").cloned().unwrap_or(json!({})))
-    else {
-        return;
-    };
-    default_core_pod_spec(&mut spec);
-    spec.enable_service_links.get_or_insert(true);
-    spec.priority.get_or_insert(0);
-    // Requests default to limits where only limits are set.
-    for container in spec.containers.iter_mut().chain(spec.init_containers.iter_mut().flatten()) {
-        if let Some(resources) = container.resources.as_mut()
-            && let Some(limits) = resources.limits.clone()
-        {
-            let requests = resources.requests.get_or_insert_with(BTreeMap::new);
-            for (name, value) in limits {
-                requests.entry(name).or_insert(value);
+    with_typed::<PodSpec>(object, "spec", defaults::pod);
+}
+
+/// Decodes `object[field]` as `T`, applies `change` and writes it back; leaves the object alone
+/// when the field does not decode (the type check reports that).
+fn with_typed<T: DeserializeOwned + serde::Serialize + Default>(
+    object: &mut Value,
+    field: &str,
+    change: impl FnOnce(&mut T),
+) {
+    let current = object.get(field).cloned().unwrap_or(json!({}));
+    let Ok(mut typed) = serde_json::from_value::<T>(current) else { return };
+    change(&mut typed);
+    if let Ok(value) = serde_json::to_value(&typed) {
+        object[field] = value;
+    }
+}
+
+/// Decodes a whole object as `T`, applies `change` and writes it back (apiVersion and kind kept).
+fn with_typed_object<T: DeserializeOwned + serde::Serialize>(
+    object: &mut Value,
+    change: impl FnOnce(&mut T),
+) {
+    let Ok(mut typed) = serde_json::from_value::<T>(object.clone()) else { return };
+    change(&mut typed);
+    if let Ok(mut value) = serde_json::to_value(&typed) {
+        for field in ["apiVersion", "kind"] {
+            if let Some(v) = object.get(field) {
+                value[field] = v.clone();
             }
         }
-    }
-    if let Ok(value) = serde_json::to_value(&spec) {
-        object["spec"] = value;
+        *object = value;
     }
 }
 
@@ -382,70 +396,46 @@ fn default_service(object: &mut Value) {
     }
 }
 
-fn default_job(object: &mut Value) {
+/// The selector and pod labels kube-apiserver's Job strategy generates on create (unless
+/// `manualSelector`).
+fn generate_job_selector(object: &mut Value) {
     let uid = objects::uid(object).unwrap_or_default().to_string();
     let name = objects::name(object).unwrap_or_default().to_string();
     let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
-    spec.entry("parallelism").or_insert(json!(1));
-    if !spec.contains_key("completions") && spec.get("parallelism").and_then(Value::as_i64) == Some(1) {
-        spec.insert("completions".into(), json!(1));
-    }
-    spec.entry("backoffLimit").or_insert(json!(6));
-    spec.entry("completionMode").or_insert(json!("NonIndexed"));
-    spec.entry("suspend").or_insert(json!(false));
     let manual = spec.get("manualSelector").and_then(Value::as_bool).unwrap_or(false);
-    if !manual && !uid.is_empty() {
-        let generated = json!({
-            "batch.kubernetes.io/controller-uid": uid,
-            "batch.kubernetes.io/job-name": name,
-            "controller-uid": uid,
-            "job-name": name,
-        });
-        spec.insert("selector".into(), json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}));
-        let template = spec.entry("template").or_insert_with(|| json!({}));
-        let labels = objects::metadata_mut(template).entry("labels").or_insert_with(|| json!({}));
-        if let (Some(labels), Some(generated)) = (labels.as_object_mut(), generated.as_object()) {
-            for (key, value) in generated {
-                labels.insert(key.clone(), value.clone());
-            }
-        }
+    if manual || uid.is_empty() {
+        return;
     }
-    if let Some(pod_spec) = spec.get_mut("template").and_then(|t| t.get_mut("spec")) {
-        let mut wrapper = json!({"spec": pod_spec.take()});
-        default_pod(&mut wrapper);
-        *pod_spec = wrapper["spec"].take();
+    let generated = json!({
+        "batch.kubernetes.io/controller-uid": uid,
+        "batch.kubernetes.io/job-name": name,
+        "controller-uid": uid,
+        "job-name": name,
+    });
+    spec.insert("selector".into(), json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}));
+    let template = spec.entry("template").or_insert_with(|| json!({}));
+    let labels = objects::metadata_mut(template).entry("labels").or_insert_with(|| json!({}));
+    if let (Some(labels), Some(generated)) = (labels.as_object_mut(), generated.as_object()) {
+        for (key, value) in generated {
+            labels.insert(key.clone(), value.clone());
+        }
     }
 }
 
+/// The declarative defaults of a workload and of its pod template (see [`defaults`]).
 fn default_workload(def: &ResourceDef, object: &mut Value) {
-    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
-    if def.kind != "DaemonSet" {
-        spec.entry("replicas").or_insert(json!(1));
-    }
-    spec.entry("revisionHistoryLimit").or_insert(json!(10));
+    use k8s_openapi::api::{apps::v1 as apps, batch::v1 as batch, core::v1 as core};
     match def.kind.as_str() {
-        "Deployment" => {
-            spec.entry("progressDeadlineSeconds").or_insert(json!(600));
-            spec.entry("strategy").or_insert_with(
-                || json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}),
-            );
-        }
-        "StatefulSet" => {
-            spec.entry("podManagementPolicy").or_insert(json!("OrderedReady"));
-            spec.entry("updateStrategy")
-                .or_insert_with(|| json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}));
-        }
-        "DaemonSet" => {
-            spec.entry("updateStrategy").or_insert_with(
-                || json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}),
-            );
-        }
+        "Deployment" => with_typed_object::<apps::Deployment>(object, defaults::deployment),
+        "ReplicaSet" => with_typed_object::<apps::ReplicaSet>(object, defaults::replica_set),
+        "StatefulSet" => with_typed_object::<apps::StatefulSet>(object, defaults::stateful_set),
+        "DaemonSet" => with_typed_object::<apps::DaemonSet>(object, defaults::daemon_set),
+        "Job" => with_typed_object::<batch::Job>(object, defaults::job),
+        "CronJob" => with_typed_object::<batch::CronJob>(object, defaults::cron_job),
+        "PodTemplate" => with_typed_object::<core::PodTemplate>(object, |template| {
+            defaults::pod_template(template.template.get_or_insert_with(Default::default))
+        }),
         _ => {}
-    }
-    if let Some(pod_spec) = spec.get_mut("template").and_then(|t| t.get_mut("spec")) {
-        let mut wrapper = json!({"spec": pod_spec.take()});
-        default_pod(&mut wrapper);
-        *pod_spec = wrapper["spec"].take();
     }
 }
 
@@ -506,7 +496,10 @@ pub fn validate(
     match (def.group.as_str(), def.kind.as_str()) {
         ("", "Pod") => {
             match serde_json::from_value::<PodSpec>(object.get("spec").cloned().unwrap_or(json!({}))) {
-                Ok(spec) => errors.extend(validate_pod_spec(&spec, &FieldPath::root("spec"), &[])),
+                Ok(spec) => {
+                    errors.extend(validate_pod_spec(&spec, &FieldPath::root("spec"), &[]));
+                    errors.extend(host_network_ports(&spec, &FieldPath::root("spec"), true));
+                }
                 Err(error) => {
                     errors.push(FieldError::invalid(&FieldPath::root("spec"), "", error.to_string()))
                 }
@@ -521,6 +514,12 @@ pub fn validate(
         }
         ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") | ("batch", "Job") => {
             errors.extend(validate_workload_selector(object));
+            let template = FieldPath::root("spec").child("template").child("spec");
+            if let Some(spec) =
+                object.pointer("/spec/template/spec").and_then(|s| serde_json::from_value(s.clone()).ok())
+            {
+                errors.extend(host_network_ports(&spec, &template, false));
+            }
             if let Some(old) = old {
                 let selector_path = FieldPath::root("spec").child("selector");
                 if old.pointer("/spec/selector") != object.pointer("/spec/selector") && def.kind != "Job" {
@@ -539,6 +538,28 @@ fn valid_path_segment(name: Option<&str>) -> bool {
     name.is_some_and(|name| {
         !name.is_empty() && name != "." && name != ".." && !name.contains('/') && !name.contains('%')
     })
+}
+
+/// The ports of a host-network pod are host ports: each `hostPort` must equal its
+/// `containerPort` (in a template, 0 too is allowed: the pod's defaults fill it in).
+fn host_network_ports(spec: &PodSpec, path: &FieldPath, is_pod: bool) -> ErrorList {
+    if spec.host_network != Some(true) {
+        return Vec::new();
+    }
+    let mut errors = Vec::new();
+    for (index, container) in spec.containers.iter().enumerate() {
+        for (port_index, port) in container.ports.iter().flatten().enumerate() {
+            let host = port.host_port.unwrap_or(0);
+            if (is_pod || host != 0) && host != port.container_port {
+                errors.push(FieldError::invalid(
+                    &path.child("containers").index(index).child("ports").index(port_index).child("hostPort"),
+                    host,
+                    "must match `containerPort` when `hostNetwork` is true",
+                ));
+            }
+        }
+    }
+    errors
 }
 
 fn validate_workload_selector(object: &Value) -> ErrorList {

@@ -18,6 +18,7 @@ use super::{
     counters::RequestCounts,
     http::{HttpState, handle},
     options::{FieldValidation, WriteOptions},
+    pod_admission::SYSTEM_PRIORITY_CLASSES,
     tls,
     webhook_client::WebhookClient,
 };
@@ -191,21 +192,39 @@ impl ApiServer {
     }
 }
 
-/// The namespaces every cluster starts with.
+/// The namespaces and priority classes every cluster starts with.
 async fn bootstrap(api: &Api) {
-    let Some(def) = api.registry.find("", "v1", "namespaces") else { return };
     let options = WriteOptions {
         dry_run: false,
         field_manager: "kube-apiserver".into(),
         field_validation: FieldValidation::Ignore,
         force: false,
     };
+    let mut objects = Vec::new();
     for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-        let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-        match api.create(&def, "v1", None, namespace, &options).await {
+        objects.push((
+            "",
+            "namespaces",
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
+        ));
+    }
+    for (name, value, description) in SYSTEM_PRIORITY_CLASSES {
+        objects.push((
+            "scheduling.k8s.io",
+            "priorityclasses",
+            json!({
+                "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                "metadata": {"name": name}, "value": value, "description": description,
+            }),
+        ));
+    }
+    for (group, resource, object) in objects {
+        let Some(def) = api.registry.find(group, "v1", resource) else { continue };
+        let name = object.pointer("/metadata/name").cloned().unwrap_or_default();
+        match api.create(&def, "v1", None, object, &options).await {
             Ok(_) => {}
             Err(error) if error.code == 409 => {}
-            Err(error) => tracing::warn!(%error, namespace = name, "could not create a default namespace"),
+            Err(error) => tracing::warn!(%error, %name, resource, "could not create a bootstrap object"),
         }
     }
 }

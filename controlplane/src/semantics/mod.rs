@@ -1,8 +1,9 @@
 //! Pure Kubernetes API semantics, independent of HTTP and storage: selectors and the field
-//! labels of built-in kinds, patches, server-side apply, structural schemas and printer-column
-//! JSONPath.
+//! labels of built-in kinds, the defaults of built-in workloads and pod specs, patches,
+//! server-side apply, structural schemas and printer-column JSONPath.
 
 pub mod apply;
+pub mod defaults;
 pub mod field_sets;
 pub mod jsonpath;
 pub mod merge_keys;

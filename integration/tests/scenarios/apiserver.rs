@@ -1,14 +1,15 @@
 //! API server and controller-manager behaviour that upstream clients see, the same on both
-//! tiers: the `default` ServiceAccount of a new namespace (made again after deletion), and field
+//! tiers: the `default` ServiceAccount of a new namespace (made again after deletion), field
 //! selectors on fields an object leaves out (they read as the type's zero value) and the
-//! refusals of unsupported field labels.
+//! refusals of unsupported field labels, and the defaults of pods and of workload templates
+//! (ServiceAccount and Priority admission included).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 use std::time::Duration;
 
 use k8s_openapi::api::{
-    apps::v1::ReplicaSet,
-    batch::v1::Job,
+    apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet},
+    batch::v1::{CronJob, Job},
     core::v1::{ConfigMap, Namespace, Node, Pod, ServiceAccount},
 };
 use kruise_integration::{Scene, Skip};
@@ -165,4 +166,170 @@ pub async fn field_selectors_read_absent_fields_as_zero_values(scene: Scene) -> 
         namespaces.delete(name, &DeleteParams::default()).await.unwrap();
     }
     Ok(())
+}
+
+/// A pod spec exercising every default kube-apiserver applies to pods and templates.
+fn defaults_pod_spec() -> Value {
+    json!({
+        "hostNetwork": true,
+        "serviceAccount": "builder",
+        "automountServiceAccountToken": false,
+        "initContainers": [{"name": "init", "image": "busybox", "command": ["true"], "ports": [{"containerPort": 7000}]}],
+        "containers": [{
+            "name": "web",
+            "image": "nginx:1.25",
+            "ports": [{"containerPort": 8080}, {"containerPort": 8443, "hostPort": 8443, "protocol": "TCP"}],
+            "resources": {"limits": {"cpu": "500m", "memory": "128Mi"}, "requests": {"cpu": "100m"}},
+            "env": [{"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}],
+            "livenessProbe": {"httpGet": {"port": 8080}},
+            "readinessProbe": {"grpc": {"port": 9000}},
+            "startupProbe": {"exec": {"command": ["true"]}, "periodSeconds": 3},
+            "lifecycle": {"preStop": {"httpGet": {"port": 8080, "path": "/quit"}}},
+            "volumeMounts": [{"name": "scratch", "mountPath": "/scratch"}],
+        }, {
+            "name": "sidecar",
+            "image": "registry.example.com/team/tool@sha256:4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945",
+        }],
+        "volumes": [
+            {"name": "scratch"},
+            {"name": "config", "configMap": {"name": "settings"}},
+            {"name": "creds", "secret": {"secretName": "creds"}},
+            {"name": "info", "downwardAPI": {"items": [{"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}},
+            {"name": "token", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}},
+            {"name": "host", "hostPath": {"path": "/var/log"}},
+        ],
+    })
+}
+
+/// What kube-apiserver stores for a pod and for the templates of every workload kind: the same
+/// pod spec, with `SetDefaults_Pod` (host ports, requests from limits, `enableServiceLinks`)
+/// only on the pod.
+pub async fn pod_and_template_defaults(scene: Scene) -> Result<(), Skip> {
+    let client = scene.cluster().client();
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let namespace = serde_json::from_value(json!({"metadata": {"name": "defaults"}})).unwrap();
+    namespaces.create(&PostParams::default(), &namespace).await.unwrap();
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "defaults");
+    let builder = serde_json::from_value(json!({"metadata": {"name": "builder"}})).unwrap();
+    accounts.create(&PostParams::default(), &builder).await.unwrap();
+    let spec = defaults_pod_spec();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "defaults");
+    let pod = serde_json::from_value(json!({"metadata": {"name": "p"}, "spec": spec})).unwrap();
+    let created = pods.create(&PostParams::default(), &pod).await.unwrap();
+    scene.observe("pod/spec", &created.spec);
+    scene.observe("pod/spec as read", &pods.get("p").await.unwrap().spec);
+    // ServiceAccount admission: `default`, with its token mounted in every container.
+    let plain = serde_json::from_value(json!({
+        "metadata": {"name": "plain"},
+        "spec": {"initContainers": [{"name": "init", "image": "busybox:1.36"}], "containers": [{"name": "c", "image": "nginx:1.25"}]},
+    }))
+    .unwrap();
+    let created = pods.create(&PostParams::default(), &plain).await.unwrap();
+    scene.observe(
+        "pod/service account and token volume",
+        token_volume_named(serde_json::to_value(&created.spec).unwrap()),
+    );
+    let missing = serde_json::from_value(json!({
+        "metadata": {"name": "orphan"},
+        "spec": {"serviceAccountName": "nobody", "containers": [{"name": "c", "image": "nginx:1.25"}]},
+    }))
+    .unwrap();
+    scene.observe(
+        "pod/unknown service account",
+        refusal(pods.create(&PostParams::default(), &missing).await.unwrap_err()),
+    );
+    let mismatched = serde_json::from_value(json!({
+        "metadata": {"name": "mismatched"},
+        "spec": {"hostNetwork": true, "containers": [{"name": "c", "image": "nginx:1.25", "ports": [{"containerPort": 80, "hostPort": 8080}]}]},
+    }))
+    .unwrap();
+    scene.observe(
+        "pod/host port unlike the container port",
+        refusal(pods.create(&PostParams::default(), &mismatched).await.unwrap_err()),
+    );
+
+    let labels = json!({"app": "defaults"});
+    let template = json!({"metadata": {"labels": labels}, "spec": spec});
+    let selector = json!({"matchLabels": labels});
+    let create = |kind: &'static str, body: Value| {
+        let client = client.clone();
+        async move {
+            let body = json!({"metadata": {"name": "w"}, "spec": body});
+            let spec = match kind {
+                "Deployment" => created_spec::<Deployment>(&client, body).await,
+                "StatefulSet" => created_spec::<StatefulSet>(&client, body).await,
+                "DaemonSet" => created_spec::<DaemonSet>(&client, body).await,
+                "ReplicaSet" => created_spec::<ReplicaSet>(&client, body).await,
+                "Job" => created_spec::<Job>(&client, body).await,
+                _ => created_spec::<CronJob>(&client, body).await,
+            };
+            (kind, spec)
+        }
+    };
+    let restart_never = {
+        let mut spec = spec.clone();
+        spec["restartPolicy"] = json!("Never");
+        json!({"metadata": {"labels": labels}, "spec": spec})
+    };
+    for (kind, mut spec) in [
+        create("Deployment", json!({"selector": selector, "template": template})).await,
+        create(
+            "StatefulSet",
+            json!({"selector": selector, "template": template, "serviceName": "w",
+                   "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]}),
+        )
+        .await,
+        create("DaemonSet", json!({"selector": selector, "template": template})).await,
+        create("ReplicaSet", json!({"replicas": 0, "selector": selector, "template": template})).await,
+        create("Job", json!({"suspend": true, "template": restart_never})).await,
+        create("CronJob", json!({"schedule": "0 0 1 1 *", "suspend": true, "jobTemplate": {"spec": {"template": restart_never}}})).await,
+    ] {
+        // A job's generated selector and labels carry its uid.
+        if kind == "Job" {
+            spec.as_object_mut().unwrap().remove("selector");
+            spec["template"]["metadata"]["labels"] = json!("(generated)");
+        }
+        scene.observe(format!("{kind}/spec"), spec);
+    }
+    namespaces.delete("defaults", &DeleteParams::default()).await.unwrap();
+    Ok(())
+}
+
+/// Creates a workload in namespace `defaults` and returns its stored spec.
+async fn created_spec<K>(client: &kube::Client, body: Value) -> Value
+where
+    K: kube::Resource<Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + serde::Serialize
+        + std::fmt::Debug,
+    K::DynamicType: Default,
+{
+    let api: Api<K> = Api::namespaced(client.clone(), "defaults");
+    let object: K = serde_json::from_value(body).unwrap();
+    let created = api.create(&PostParams::default(), &object).await.unwrap();
+    serde_json::to_value(&created).unwrap()["spec"].clone()
+}
+
+/// The status and message of a refused write, and the field paths of its causes.
+fn refusal(error: kube::Error) -> Value {
+    match error {
+        kube::Error::Api(status) => {
+            json!({"code": status.code, "reason": status.reason, "message": status.message})
+        }
+        other => panic!("expected an API error, got {other}"),
+    }
+}
+
+/// `value` with the random suffix of the token volume's name (`kube-api-access-xxxxx`) replaced,
+/// so that both tiers read the same.
+fn token_volume_named(value: Value) -> Value {
+    match value {
+        Value::String(text) if text.starts_with("kube-api-access-") => json!("kube-api-access-(random)"),
+        Value::Array(items) => Value::Array(items.into_iter().map(token_volume_named).collect()),
+        Value::Object(map) => {
+            Value::Object(map.into_iter().map(|(k, v)| (k, token_volume_named(v))).collect())
+        }
+        other => other,
+    }
 }

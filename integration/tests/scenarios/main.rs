@@ -45,6 +45,10 @@ fn main() -> ExitCode {
             run: |scene| Box::pin(apiserver::field_selectors_read_absent_fields_as_zero_values(scene)),
         },
         Scenario {
+            name: "apiserver::pod_and_template_defaults",
+            run: |scene| Box::pin(apiserver::pod_and_template_defaults(scene)),
+        },
+        Scenario {
             name: "kubectl_drives_the_api_server",
             run: |scene| Box::pin(kubectl::kubectl_drives_the_api_server(scene)),
         },
