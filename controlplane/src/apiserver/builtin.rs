@@ -14,7 +14,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::objects;
-use crate::{registry::ResourceDef, semantics::defaults};
+use crate::{
+    registry::ResourceDef,
+    semantics::{autoscaling, defaults, networking},
+};
 
 /// The result of decoding a built-in object into its Kubernetes type.
 pub struct Decoded {
@@ -30,6 +33,17 @@ pub struct Decoded {
 /// reported, for `fieldValidation`), a wrong shape is an error. Kinds without a Rust type are
 /// passed through unchanged.
 pub fn type_check(def: &ResourceDef, object: &Value) -> Decoded {
+    let mut decoded = type_check_as(def, object);
+    if (def.group.as_str(), def.kind.as_str()) == ("networking.k8s.io", "Ingress")
+        && let Some(decoded) = decoded.object.as_mut()
+    {
+        keep_absent_path_types(object, decoded);
+    }
+    decoded
+}
+
+/// [`type_check`] through the kind's Rust type.
+fn type_check_as(def: &ResourceDef, object: &Value) -> Decoded {
     macro_rules! check {
         ($($group:literal / $kind:literal => $ty:ty),+ $(,)?) => {
             match (def.group.as_str(), def.kind.as_str()) {
@@ -39,9 +53,10 @@ pub fn type_check(def: &ResourceDef, object: &Value) -> Decoded {
         };
     }
     use k8s_openapi::api::{
-        admissionregistration::v1 as admission, apps::v1 as apps, batch::v1 as batch,
-        coordination::v1 as coordination, core::v1 as core, events::v1 as events, policy::v1 as policy,
-        rbac::v1 as rbac, scheduling::v1 as scheduling, storage::v1 as storage,
+        admissionregistration::v1 as admission, apps::v1 as apps, autoscaling::v2 as autoscaling,
+        batch::v1 as batch, coordination::v1 as coordination, core::v1 as core, events::v1 as events,
+        networking::v1 as networking, policy::v1 as policy, rbac::v1 as rbac, scheduling::v1 as scheduling,
+        storage::v1 as storage,
     };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
     check! {
@@ -67,6 +82,9 @@ pub fn type_check(def: &ResourceDef, object: &Value) -> Decoded {
         "batch" / "Job" => batch::Job,
         "batch" / "CronJob" => batch::CronJob,
         "coordination.k8s.io" / "Lease" => coordination::Lease,
+        "autoscaling" / "HorizontalPodAutoscaler" => autoscaling::HorizontalPodAutoscaler,
+        "networking.k8s.io" / "Ingress" => networking::Ingress,
+        "networking.k8s.io" / "IngressClass" => networking::IngressClass,
         "policy" / "PodDisruptionBudget" => policy::PodDisruptionBudget,
         "events.k8s.io" / "Event" => events::Event,
         "scheduling.k8s.io" / "PriorityClass" => scheduling::PriorityClass,
@@ -78,6 +96,25 @@ pub fn type_check(def: &ResourceDef, object: &Value) -> Decoded {
         "admissionregistration.k8s.io" / "MutatingWebhookConfiguration" => admission::MutatingWebhookConfiguration,
         "admissionregistration.k8s.io" / "ValidatingWebhookConfiguration" => admission::ValidatingWebhookConfiguration,
         "apiextensions.k8s.io" / "CustomResourceDefinition" => apiextensions::CustomResourceDefinition,
+    }
+}
+
+/// The typed round trip writes `pathType: ""` for an Ingress path that has none (the Rust type
+/// requires it, the Go type does not): leave it absent, so that validation reports it as
+/// required, as kube-apiserver does.
+fn keep_absent_path_types(original: &Value, decoded: &mut Value) {
+    let rules = original.pointer("/spec/rules").and_then(Value::as_array).cloned().unwrap_or_default();
+    for (rule_index, rule) in rules.iter().enumerate() {
+        let paths = rule.pointer("/http/paths").and_then(Value::as_array).cloned().unwrap_or_default();
+        for (path_index, path) in paths.iter().enumerate() {
+            if path.get("pathType").is_none_or(Value::is_null)
+                && let Some(typed) = decoded
+                    .pointer_mut(&format!("/spec/rules/{rule_index}/http/paths/{path_index}"))
+                    .and_then(Value::as_object_mut)
+            {
+                typed.remove("pathType");
+            }
+        }
     }
 }
 
@@ -195,6 +232,13 @@ pub fn prepare_create(def: &ResourceDef, object: &mut Value) {
         ("policy", "PodDisruptionBudget") => {
             object.as_object_mut().map(|o| o.remove("status"));
         }
+        // The strategies reset status on create; Go then writes the (non-pointer) empty parts.
+        ("networking.k8s.io", "Ingress") => object["status"] = json!({"loadBalancer": {}}),
+        ("autoscaling", "HorizontalPodAutoscaler") => {
+            default_hpa(object);
+            object["status"] = json!({"desiredReplicas": 0});
+        }
+        ("networking.k8s.io", "IngressClass") => default_ingress_class(object),
         _ => {}
     }
 }
@@ -213,8 +257,24 @@ pub fn prepare_write(def: &ResourceDef, object: &mut Value) {
         | ("", "PodTemplate") => default_workload(def, object),
         ("admissionregistration.k8s.io", _) => default_webhooks(object),
         ("apiextensions.k8s.io", "CustomResourceDefinition") => default_crd(object),
+        ("autoscaling", "HorizontalPodAutoscaler") => default_hpa(object),
+        ("networking.k8s.io", "IngressClass") => default_ingress_class(object),
         _ => {}
     }
+}
+
+fn default_hpa(object: &mut Value) {
+    with_typed_object::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>(
+        object,
+        autoscaling::default_hpa,
+    );
+}
+
+fn default_ingress_class(object: &mut Value) {
+    with_typed_object::<k8s_openapi::api::networking::v1::IngressClass>(
+        object,
+        networking::default_ingress_class,
+    );
 }
 
 /// Taint key of a node whose Ready condition is not True.
@@ -511,6 +571,25 @@ pub fn validate(
         }
         ("" | "events.k8s.io", "Event") => {
             errors.extend(super::events::validate(&def.group, object, old));
+        }
+        ("networking.k8s.io", "Ingress") if subresource != Some("status") => {
+            let class = objects::labels_of(object, "annotations").remove("kubernetes.io/ingress.class");
+            errors.extend(networking::validate_ingress(object.get("spec"), class.as_deref(), old.is_none()));
+        }
+        ("networking.k8s.io", "IngressClass") => {
+            let spec = |object: &Value| -> Option<k8s_openapi::api::networking::v1::IngressClassSpec> {
+                serde_json::from_value(object.get("spec")?.clone()).ok()
+            };
+            let old_spec = old.and_then(spec);
+            errors.extend(networking::validate_ingress_class(spec(object).as_ref(), old_spec.as_ref()));
+        }
+        ("autoscaling", "HorizontalPodAutoscaler") if subresource != Some("status") => {
+            let spec =
+                |object: &Value| -> Option<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerSpec> {
+                    serde_json::from_value(object.get("spec")?.clone()).ok()
+                };
+            let old_spec = old.and_then(spec);
+            errors.extend(autoscaling::validate_hpa(spec(object).as_ref(), old_spec.as_ref()));
         }
         ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") | ("batch", "Job") => {
             errors.extend(validate_workload_selector(object));

@@ -1,21 +1,24 @@
 //! API server and controller-manager behaviour that upstream clients see, the same on both
 //! tiers: the `default` ServiceAccount of a new namespace (made again after deletion), field
 //! selectors on fields an object leaves out (they read as the type's zero value) and the
-//! refusals of unsupported field labels, and the defaults of pods and of workload templates
-//! (ServiceAccount and Priority admission included).
+//! refusals of unsupported field labels, the defaults of pods and of workload templates
+//! (ServiceAccount and Priority admission included), and Ingress / IngressClass / HPA served
+//! with their defaults, validation and table columns.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 use std::time::Duration;
 
 use k8s_openapi::api::{
     apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet},
+    autoscaling::v2::HorizontalPodAutoscaler,
     batch::v1::{CronJob, Job},
     core::v1::{ConfigMap, Namespace, Node, Pod, ServiceAccount},
+    networking::v1::{Ingress, IngressClass},
 };
 use kruise_integration::{Scene, Skip};
 use kube::{
     Api,
-    api::{DeleteParams, ListParams, PostParams},
+    api::{DeleteParams, ListParams, Patch, PatchParams, PostParams},
 };
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -332,4 +335,166 @@ fn token_volume_named(value: Value) -> Value {
         }
         other => other,
     }
+}
+
+
+/// A Table of `path` (its column names, and each row's cells but the age).
+async fn table(scene: &Scene, path: &str) -> Value {
+    let cluster = scene.cluster();
+    let response = cluster
+        .http()
+        .unwrap()
+        .get(format!("{}{path}", cluster.url()))
+        .header("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200, "{path}");
+    let table: Value = response.json().await.unwrap();
+    let columns: Vec<&Value> =
+        table["columnDefinitions"].as_array().unwrap().iter().map(|c| &c["name"]).collect();
+    let age = columns.iter().position(|c| *c == "Age");
+    let rows: Vec<Vec<Value>> = table["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            let mut cells = row["cells"].as_array().unwrap().clone();
+            if let Some(age) = age {
+                cells.remove(age);
+            }
+            cells
+        })
+        .collect();
+    json!({"columns": columns, "rows": rows})
+}
+
+/// `networking.k8s.io/v1` Ingress and IngressClass and `autoscaling/v2` HorizontalPodAutoscaler:
+/// discovery, defaults, validation errors (field paths as kube-apiserver reports them), the
+/// status subresource and `kubectl get` columns.
+pub async fn ingress_and_autoscaler_kinds(scene: Scene) -> Result<(), Skip> {
+    let client = scene.cluster().client();
+    for (group_version, names) in [
+        ("networking.k8s.io/v1", vec!["ingressclasses", "ingresses", "ingresses/status"]),
+        ("autoscaling/v2", vec!["horizontalpodautoscalers", "horizontalpodautoscalers/status"]),
+    ] {
+        let list = client.list_api_group_resources(group_version).await.unwrap();
+        let mut resources: Vec<Value> = list
+            .resources
+            .iter()
+            .filter(|r| names.contains(&r.name.as_str()))
+            .map(|r| {
+                let mut verbs = r.verbs.clone();
+                verbs.sort();
+                json!({"name": r.name, "kind": r.kind, "namespaced": r.namespaced, "shortNames": r.short_names, "categories": r.categories, "verbs": verbs})
+            })
+            .collect();
+        resources.sort_by_key(|r| r["name"].to_string());
+        scene.observe(format!("discovery/{group_version}"), resources);
+    }
+
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let namespace = serde_json::from_value(json!({"metadata": {"name": "routes"}})).unwrap();
+    namespaces.create(&PostParams::default(), &namespace).await.unwrap();
+
+    let classes: Api<IngressClass> = Api::all(client.clone());
+    let class = serde_json::from_value(json!({
+        "metadata": {"name": "edge"},
+        "spec": {"controller": "example.com/edge", "parameters": {"apiGroup": "k8s.example.com", "kind": "EdgeParams", "name": "default"}},
+    }))
+    .unwrap();
+    let created = classes.create(&PostParams::default(), &class).await.unwrap();
+    scene.observe("ingressclass/spec", &created.spec);
+    let bad_class =
+        serde_json::from_value(json!({"metadata": {"name": "bad"}, "spec": {"controller": "edge"}})).unwrap();
+    scene.observe(
+        "ingressclass/invalid",
+        refusal(classes.create(&PostParams::default(), &bad_class).await.unwrap_err()),
+    );
+
+    let ingresses: Api<Ingress> = Api::namespaced(client.clone(), "routes");
+    let backend = json!({"service": {"name": "web", "port": {"number": 80}}});
+    let ingress = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {"ingressClassName": "edge", "tls": [{"hosts": ["a.example.com"], "secretName": "tls"}], "rules": [
+            {"host": "a.example.com", "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": backend}]}},
+            {"host": "*.b.example.com", "http": {"paths": [{"path": "/api", "pathType": "ImplementationSpecific", "backend": backend}]}},
+        ]},
+    }))
+    .unwrap();
+    let created = ingresses.create(&PostParams::default(), &ingress).await.unwrap();
+    scene.observe("ingress/spec", &created.spec);
+    scene.observe("ingress/status", &created.status);
+    let status = json!({"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}}});
+    let patched =
+        ingresses.patch_status("web", &PatchParams::default(), &Patch::Merge(status)).await.unwrap();
+    scene.observe("ingress/status after patch", &patched.status);
+    for (case, spec) in [
+        ("nothing", json!({})),
+        (
+            "no path type",
+            json!({"rules": [{"host": "a.example.com", "http": {"paths": [{"path": "/", "backend": backend}]}}]}),
+        ),
+        (
+            "relative path, IP host, no port",
+            json!({"rules": [{"host": "10.1.1.1", "http": {"paths": [{"path": "x", "pathType": "Exact", "backend": {"service": {"name": "web"}}}]}}]}),
+        ),
+    ] {
+        let bad = serde_json::from_value(json!({"metadata": {"name": "bad"}, "spec": spec})).unwrap();
+        scene.observe(
+            format!("ingress/invalid/{case}"),
+            refusal(ingresses.create(&PostParams::default(), &bad).await.unwrap_err()),
+        );
+    }
+
+    let autoscalers: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), "routes");
+    let target = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"});
+    for (name, spec) in [
+        ("plain", json!({"maxReplicas": 5, "scaleTargetRef": target})),
+        (
+            "shaped",
+            json!({"minReplicas": 2, "maxReplicas": 6, "scaleTargetRef": target,
+                          "metrics": [{"type": "Resource", "resource": {"name": "memory", "target": {"type": "AverageValue", "averageValue": "512Mi"}}}],
+                          "behavior": {"scaleDown": {"stabilizationWindowSeconds": 60}}}),
+        ),
+    ] {
+        let hpa = serde_json::from_value(json!({"metadata": {"name": name}, "spec": spec})).unwrap();
+        let created = autoscalers.create(&PostParams::default(), &hpa).await.unwrap();
+        scene.observe(format!("hpa/{name}/spec"), &created.spec);
+    }
+    for (case, spec) in [
+        ("min above max", json!({"minReplicas": 4, "maxReplicas": 3, "scaleTargetRef": target})),
+        ("zero and no target", json!({"minReplicas": 0, "maxReplicas": 0, "scaleTargetRef": {}})),
+        (
+            "bad metric and policy",
+            json!({"maxReplicas": 3, "scaleTargetRef": target,
+            "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 0}}}, {"type": "Pods"}],
+            "behavior": {"scaleUp": {"policies": [{"type": "Pods", "value": 0, "periodSeconds": 2000}]}}}),
+        ),
+    ] {
+        let bad = serde_json::from_value(json!({"metadata": {"name": "bad"}, "spec": spec})).unwrap();
+        scene.observe(
+            format!("hpa/invalid/{case}"),
+            refusal(autoscalers.create(&PostParams::default(), &bad).await.unwrap_err()),
+        );
+    }
+
+    scene.observe("table/ingressclasses", table(&scene, "/apis/networking.k8s.io/v1/ingressclasses").await);
+    scene.observe(
+        "table/ingresses",
+        table(&scene, "/apis/networking.k8s.io/v1/namespaces/routes/ingresses").await,
+    );
+    let mut autoscaler_table =
+        table(&scene, "/apis/autoscaling/v2/namespaces/routes/horizontalpodautoscalers").await;
+    // The real tier's HPA controller reports replicas (the embedded tier has none).
+    let replicas =
+        autoscaler_table["columns"].as_array().unwrap().iter().position(|c| c == "Replicas").unwrap();
+    for row in autoscaler_table["rows"].as_array_mut().unwrap() {
+        row.as_array_mut().unwrap().remove(replicas);
+    }
+    scene.observe("table/horizontalpodautoscalers", autoscaler_table);
+
+    classes.delete("edge", &DeleteParams::default()).await.unwrap();
+    namespaces.delete("routes", &DeleteParams::default()).await.unwrap();
+    Ok(())
 }

@@ -49,6 +49,10 @@ fn main() -> ExitCode {
             run: |scene| Box::pin(apiserver::pod_and_template_defaults(scene)),
         },
         Scenario {
+            name: "apiserver::ingress_and_autoscaler_kinds",
+            run: |scene| Box::pin(apiserver::ingress_and_autoscaler_kinds(scene)),
+        },
+        Scenario {
             name: "kubectl_drives_the_api_server",
             run: |scene| Box::pin(kubectl::kubectl_drives_the_api_server(scene)),
         },
