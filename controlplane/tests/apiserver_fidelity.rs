@@ -1,10 +1,14 @@
 //! Details of kube-apiserver and kube-controller-manager that upstream clients (OpenKruise's e2e
-//! suite, kruise-manager) depend on: the `default` ServiceAccount of every namespace.
+//! suite, kruise-manager) depend on: the `default` ServiceAccount of every namespace, and
+//! `ControllerRevision.data` kept as sent, nulls included.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+use k8s_openapi::api::{
+    apps::v1::ControllerRevision,
+    core::v1::{Namespace, ServiceAccount},
+};
 use kruise_controlplane::apiserver::{ApiServer, ApiServerConfig};
 use kube::{
     Api, Client, Config,
@@ -70,5 +74,30 @@ async fn every_namespace_gets_a_default_service_account_again_after_deletion() {
     eventually("the namespace to go", || async { namespaces.get_opt("team-a").await.unwrap().is_none() })
         .await;
     assert!(!has_default_account(&client, "team-a").await);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn controller_revision_data_keeps_its_nulls() {
+    let (server, client) = start().await;
+    let revisions: Api<ControllerRevision> = Api::namespaced(client, "default");
+    let data = json!({
+        "spec": {"template": {"metadata": {"creationTimestamp": null}, "spec": {"containers": [{"name": "c", "resources": {}}]}}, "$patch": "replace"},
+        "unset": null,
+        "list": [1, null],
+    });
+    let revision: ControllerRevision = serde_json::from_value(json!({
+        "metadata": {"name": "web-1"},
+        "revision": 1,
+        "data": data,
+    }))
+    .unwrap();
+    let created = revisions.create(&PostParams::default(), &revision).await.unwrap();
+    assert_eq!(created.data.as_ref().unwrap().0, data);
+    let mut updated = revisions.get("web-1").await.unwrap();
+    assert_eq!(updated.data.as_ref().unwrap().0, data, "as stored");
+    updated.revision = 2;
+    let replaced = revisions.replace("web-1", &PostParams::default(), &updated).await.unwrap();
+    assert_eq!(replaced.data.unwrap().0, data, "an update keeps them too");
     server.shutdown().await;
 }

@@ -748,7 +748,7 @@ impl Api {
         object: &mut Value,
         validation: FieldValidation,
     ) -> Result<Vec<String>, ApiError> {
-        kruise_crds::document::drop_null_fields(object);
+        drop_nulls(def, object);
         let unknown = if def.is_custom() {
             let Some(schema_props) = def.schema(version) else { return Ok(Vec::new()) };
             let unknown = schema::prune(object, schema_props);
@@ -1222,6 +1222,36 @@ fn timestamp_in(seconds: i64) -> String {
     let now = k8s_openapi::jiff::Timestamp::now();
     let later = now.checked_add(k8s_openapi::jiff::SignedDuration::from_secs(seconds)).unwrap_or(now);
     later.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// Drops the `null`s a request's decode drops in kube-apiserver, and keeps the others. A
+/// built-in object is decoded into its Go type, where a null field is unset, except inside a
+/// `runtime.RawExtension` (`ControllerRevision.data`), which keeps its bytes as sent. A custom
+/// resource keeps its nulls here (its schema decides later which stay), except in `metadata`,
+/// which is decoded as an ObjectMeta.
+fn drop_nulls(def: &ResourceDef, object: &mut Value) {
+    let Some(root) = object.as_object_mut() else { return };
+    let raw_fields: &[&str] = match (def.group.as_str(), def.kind.as_str()) {
+        _ if def.is_custom() => {
+            root.retain(|field, value| !value.is_null() || !matches!(field.as_str(), "apiVersion" | "kind"));
+            if let Some(metadata) = root.get_mut("metadata") {
+                if metadata.is_null() {
+                    root.remove("metadata");
+                } else {
+                    kruise_crds::document::drop_null_fields(metadata);
+                }
+            }
+            return;
+        }
+        ("apps", "ControllerRevision") => &["data"],
+        _ => &[],
+    };
+    root.retain(|_, value| !value.is_null());
+    for (field, value) in root.iter_mut() {
+        if !raw_fields.contains(&field.as_str()) {
+            kruise_crds::document::drop_null_fields(value);
+        }
+    }
 }
 
 /// Whether `def` is core Pods (the kind with built-in admission here).

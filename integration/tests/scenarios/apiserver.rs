@@ -2,14 +2,15 @@
 //! tiers: the `default` ServiceAccount of a new namespace (made again after deletion), field
 //! selectors on fields an object leaves out (they read as the type's zero value) and the
 //! refusals of unsupported field labels, the defaults of pods and of workload templates
-//! (ServiceAccount and Priority admission included), and Ingress / IngressClass / HPA served
-//! with their defaults, validation and table columns.
+//! (ServiceAccount and Priority admission included), Ingress / IngressClass / HPA served with
+//! their defaults, validation and table columns, and `ControllerRevision.data` stored byte for
+//! byte.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 use std::time::Duration;
 
 use k8s_openapi::api::{
-    apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet},
+    apps::v1::{ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet},
     autoscaling::v2::HorizontalPodAutoscaler,
     batch::v1::{CronJob, Job},
     core::v1::{ConfigMap, Namespace, Node, Pod, ServiceAccount},
@@ -337,7 +338,6 @@ fn token_volume_named(value: Value) -> Value {
     }
 }
 
-
 /// A Table of `path` (its column names, and each row's cells but the age).
 async fn table(scene: &Scene, path: &str) -> Value {
     let cluster = scene.cluster();
@@ -496,5 +496,25 @@ pub async fn ingress_and_autoscaler_kinds(scene: Scene) -> Result<(), Skip> {
 
     classes.delete("edge", &DeleteParams::default()).await.unwrap();
     namespaces.delete("routes", &DeleteParams::default()).await.unwrap();
+    Ok(())
+}
+
+/// `ControllerRevision.data` is a RawExtension: kube-apiserver keeps it as sent, nulls and all
+/// (controllers compare it to decide whether they need a new revision).
+pub async fn controller_revision_data_is_kept_as_sent(scene: Scene) -> Result<(), Skip> {
+    let revisions: Api<ControllerRevision> = Api::namespaced(scene.cluster().client(), "default");
+    let data = json!({
+        "spec": {"template": {"metadata": {"creationTimestamp": null}, "spec": {"containers": [{"name": "c", "resources": {}}]}}, "$patch": "replace"},
+        "unset": null,
+        "list": [1, null],
+    });
+    let revision: ControllerRevision =
+        serde_json::from_value(json!({"metadata": {"name": "raw-1"}, "revision": 1, "data": data})).unwrap();
+    let created = revisions.create(&PostParams::default(), &revision).await.unwrap();
+    scene.observe("controllerrevision/created data", &created.data);
+    let read = revisions.get("raw-1").await.unwrap();
+    scene.observe("controllerrevision/read data", &read.data);
+    assert_eq!(read.data.map(|d| d.0), Some(data));
+    revisions.delete("raw-1", &DeleteParams::default()).await.unwrap();
     Ok(())
 }

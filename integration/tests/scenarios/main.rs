@@ -53,6 +53,10 @@ fn main() -> ExitCode {
             run: |scene| Box::pin(apiserver::ingress_and_autoscaler_kinds(scene)),
         },
         Scenario {
+            name: "apiserver::controller_revision_data_is_kept_as_sent",
+            run: |scene| Box::pin(apiserver::controller_revision_data_is_kept_as_sent(scene)),
+        },
+        Scenario {
             name: "kubectl_drives_the_api_server",
             run: |scene| Box::pin(kubectl::kubectl_drives_the_api_server(scene)),
         },
