@@ -1,18 +1,19 @@
 //! Details of kube-apiserver and kube-controller-manager that upstream clients (OpenKruise's e2e
 //! suite, kruise-manager) depend on: the `default` ServiceAccount of every namespace, and
-//! `ControllerRevision.data` kept as sent, nulls included.
+//! `ControllerRevision.data` kept as sent, nulls included, and kube-apiserver's request metrics
+//! on `/metrics`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 use std::time::Duration;
 
 use k8s_openapi::api::{
     apps::v1::ControllerRevision,
-    core::v1::{Namespace, ServiceAccount},
+    core::v1::{ConfigMap, Namespace, ServiceAccount},
 };
 use kruise_controlplane::apiserver::{ApiServer, ApiServerConfig};
 use kube::{
     Api, Client, Config,
-    api::{DeleteParams, PostParams},
+    api::{DeleteParams, ListParams, Patch, PatchParams, PostParams},
 };
 use serde_json::json;
 
@@ -99,5 +100,58 @@ async fn controller_revision_data_keeps_its_nulls() {
     updated.revision = 2;
     let replaced = revisions.replace("web-1", &PostParams::default(), &updated).await.unwrap();
     assert_eq!(replaced.data.unwrap().0, data, "an update keeps them too");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn metrics_count_requests_by_verb_resource_scope_and_code() {
+    let (server, client) = start().await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let config_map: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "m"}})).unwrap();
+    config_maps.create(&PostParams::default(), &config_map).await.unwrap();
+    config_maps.create(&PostParams::default(), &config_map).await.unwrap_err();
+    config_maps.list(&ListParams::default()).await.unwrap();
+    let apply = PatchParams::apply("metrics-test");
+    let applied =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "m"}, "data": {"a": "b"}});
+    config_maps.patch("m", &apply, &Patch::Apply(applied)).await.unwrap();
+    let dry = PostParams { dry_run: true, ..Default::default() };
+    let other: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "n"}})).unwrap();
+    config_maps.create(&dry, &other).await.unwrap();
+    Api::<Namespace>::all(client).list(&ListParams::default()).await.unwrap();
+
+    let response = reqwest::get(format!("{}/metrics", server.url)).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let text = response.text().await.unwrap();
+    let series = |labels: &str, value: u64| {
+        let line = format!("apiserver_request_total{{{labels},component=\"apiserver\",code=");
+        text.lines().any(|l| l.starts_with(&line) && l.ends_with(&format!(" {value}")))
+    };
+    let configmaps = "group=\"\",version=\"v1\",resource=\"configmaps\",subresource=\"\"";
+    for (labels, code, count) in [
+        (format!("verb=\"POST\",dry_run=\"\",{configmaps},scope=\"resource\""), 201, 1),
+        (format!("verb=\"POST\",dry_run=\"\",{configmaps},scope=\"resource\""), 409, 1),
+        (format!("verb=\"POST\",dry_run=\"All\",{configmaps},scope=\"resource\""), 201, 1),
+        (format!("verb=\"LIST\",dry_run=\"\",{configmaps},scope=\"namespace\""), 200, 1),
+        (format!("verb=\"APPLY\",dry_run=\"\",{configmaps},scope=\"resource\""), 200, 1),
+    ] {
+        let full = format!("{labels},component=\"apiserver\",code=\"{code}\"}} {count}");
+        assert!(
+            text.lines().any(|l| l == format!("apiserver_request_total{{{full}").as_str()),
+            "{full}\n{text}"
+        );
+    }
+    assert!(
+        series(
+            "verb=\"LIST\",dry_run=\"\",group=\"\",version=\"v1\",resource=\"namespaces\",subresource=\"\",scope=\"cluster\"",
+            1
+        ),
+        "{text}"
+    );
+    assert!(text.contains("apiserver_request_duration_seconds_bucket{le=\"0.005\",verb=\"POST\""), "{text}");
+    assert!(!text.contains("resource=\"metrics\""), "non-resource paths are not counted");
+    // The in-process counters used by the benchmarks count the same requests.
+    let writes: u64 = server.requests().snapshot().iter().filter(|(k, _)| k.is_write()).map(|(_, n)| n).sum();
+    assert_eq!(writes, 4);
     server.shutdown().await;
 }

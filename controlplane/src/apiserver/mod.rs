@@ -11,6 +11,7 @@ pub mod errors;
 pub mod events;
 pub mod filter;
 pub mod http;
+pub mod metrics;
 pub mod objects;
 pub mod openapi;
 pub mod options;

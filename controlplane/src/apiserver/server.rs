@@ -6,7 +6,7 @@ use std::{
     sync::{Arc, atomic::AtomicBool},
 };
 
-use axum::Router;
+use axum::{Router, routing::get};
 use base64::Engine;
 use serde_json::json;
 use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
@@ -17,6 +17,7 @@ use super::{
     conversion::Converter,
     counters::RequestCounts,
     http::{HttpState, handle},
+    metrics::{ApiMetrics, instrument, metrics_response},
     options::{FieldValidation, WriteOptions},
     pod_admission::SYSTEM_PRIORITY_CLASSES,
     tls,
@@ -127,7 +128,13 @@ impl ApiServer {
             ready: ready.clone(),
             requests: requests.clone(),
         };
-        let router = Router::new().fallback(handle).with_state(state);
+        let metrics = ApiMetrics::new();
+        let served = metrics.clone();
+        let router = Router::new()
+            .route("/metrics", get(move || std::future::ready(metrics_response(&served))))
+            .fallback(handle)
+            .with_state(state)
+            .layer(axum::middleware::from_fn_with_state(metrics, instrument));
         let (shutdown, mut shutdown_rx) = watch::channel(false);
 
         let (url, ca_pem, tls_config) = if config.tls {
