@@ -1,7 +1,8 @@
 //! Admission and conversion webhooks called by the embedded API server over HTTPS: a mutating
 //! webhook's patch lands, `failurePolicy: Fail` denies while the webhook is down and `Ignore`
 //! lets the request through, a validating webhook's denial reaches the client, and a
-//! conversion webhook serves a stored v1beta1 object as v1alpha1.
+//! conversion webhook serves a stored v1beta1 object as v1alpha1 (its output's nulls dropped
+//! before validation, as kube-apiserver prunes them).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 use std::{net::SocketAddr, time::Duration};
@@ -12,7 +13,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kruise_controlplane::apiserver::{ApiServer, ApiServerConfig, tls};
 use kube::{
     Api, Client, Config,
-    api::{DynamicObject, PostParams},
+    api::{DynamicObject, Patch, PatchParams, PostParams},
     core::{ApiResource, GroupVersionKind},
 };
 use serde_json::{Value, json};
@@ -30,7 +31,8 @@ async fn webhook_server() -> (SocketAddr, String) {
     let router = Router::new()
         .route("/mutate", post(mutate))
         .route("/deny", post(deny))
-        .route("/convert", post(convert));
+        .route("/convert", post(convert))
+        .route("/convert-like-go", post(convert_like_go));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(tls::serve_https(listener, router, config, std::future::pending()));
@@ -83,6 +85,33 @@ async fn convert(Json(review): Json<Value>) -> Json<Value> {
                 spec.insert("size".into(), replicas);
             }
             object["apiVersion"] = json!(desired);
+            object
+        })
+        .collect();
+    Json(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "ConversionReview",
+        "response": {"uid": review["request"]["uid"], "convertedObjects": converted, "result": {"status": "Success"}}
+    }))
+}
+
+/// Converts as a webhook written in Go does: the apiVersion changes and every status condition
+/// carries `lastUpdateTime: null` (a zero `metav1.Time` encodes as null).
+async fn convert_like_go(Json(review): Json<Value>) -> Json<Value> {
+    let desired = review["request"]["desiredAPIVersion"].as_str().unwrap().to_string();
+    let converted: Vec<Value> = review["request"]["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|object| {
+            let mut object = object.clone();
+            object["apiVersion"] = json!(desired);
+            object["metadata"]["deletionTimestamp"] = Value::Null;
+            for condition in
+                object.pointer_mut("/status/conditions").and_then(Value::as_array_mut).into_iter().flatten()
+            {
+                condition["lastUpdateTime"] = Value::Null;
+            }
             object
         })
         .collect();
@@ -295,5 +324,81 @@ async fn conversion_webhook_serves_a_stored_v1beta1_object_as_v1alpha1() {
     let api: Api<DynamicObject> = Api::namespaced_with(client, "default", &beta);
     let stored = tokio::time::timeout(Duration::from_secs(5), api.get("w2")).await.unwrap().unwrap();
     assert_eq!(stored.data["spec"]["size"], 5);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn nulls_in_conversion_webhook_output_are_dropped_before_validation() {
+    let (server, client) = start().await;
+    let (address, ca) = webhook_server().await;
+    let schema = json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"replicas": {"type": "integer"}}},
+        "status": {"type": "object", "properties": {
+            "replicas": {"type": "integer"},
+            "conditions": {"type": "array", "items": {"type": "object", "properties": {
+                "type": {"type": "string"}, "status": {"type": "string"},
+                "lastUpdateTime": {"type": "string", "format": "date-time"},
+            }}},
+        }},
+    }});
+    let subresources = json!({"status": {}, "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}});
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"kind": "Gadget", "plural": "gadgets", "singular": "gadget"},
+            "scope": "Namespaced",
+            "versions": [
+                {"name": "v1alpha1", "served": true, "storage": false, "schema": {"openAPIV3Schema": schema}, "subresources": subresources},
+                {"name": "v1beta1", "served": true, "storage": true, "schema": {"openAPIV3Schema": schema}, "subresources": subresources},
+            ],
+            "conversion": {"strategy": "Webhook", "webhook": {
+                "clientConfig": {"url": format!("https://{address}/convert-like-go"), "caBundle": ca},
+                "conversionReviewVersions": ["v1"],
+            }},
+        }
+    });
+    create_dynamic(
+        &client,
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        crd,
+    )
+    .await
+    .unwrap();
+    let gadget = json!({"apiVersion": "example.com/v1beta1", "kind": "Gadget", "metadata": {"name": "g", "namespace": "default"}, "spec": {"replicas": 1}});
+    create_dynamic(&client, "example.com", "v1beta1", "Gadget", "gadgets", gadget).await.unwrap();
+    let resource = |version: &str| {
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("example.com", version, "Gadget"), "gadgets")
+    };
+    let beta: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &resource("v1beta1"));
+    let status = json!({"status": {"replicas": 1, "conditions": [{"type": "Ready", "status": "True"}]}});
+    beta.patch_status("g", &PatchParams::default(), &Patch::Merge(status)).await.unwrap();
+
+    // Every write through v1alpha1 reads the stored object through the webhook first.
+    let alpha: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &resource("v1alpha1"));
+    let read = alpha.get("g").await.unwrap();
+    assert_eq!(
+        read.data["status"]["conditions"][0],
+        json!({"type": "Ready", "status": "True"}),
+        "nulls dropped"
+    );
+    let labelled = alpha
+        .patch("g", &PatchParams::default(), &Patch::Merge(json!({"metadata": {"labels": {"a": "b"}}})))
+        .await
+        .unwrap();
+    assert_eq!(labelled.metadata.labels.unwrap()["a"], "b");
+    let scaled = alpha
+        .patch_scale("g", &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": 3}})))
+        .await
+        .unwrap();
+    assert_eq!(scaled.spec.unwrap().replicas, Some(3));
+    let stored = beta.get("g").await.unwrap();
+    assert_eq!(stored.data["spec"]["replicas"], 3);
+    assert_eq!(stored.data["status"]["conditions"], json!([{"type": "Ready", "status": "True"}]));
     server.shutdown().await;
 }

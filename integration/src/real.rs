@@ -176,7 +176,8 @@ impl RealControlPlane {
                 "--service-cluster-ip-range=10.0.0.0/24".to_string(),
                 "--authorization-mode=RBAC".to_string(),
                 "--allow-privileged=true".to_string(),
-                "--disable-admission-plugins=ServiceAccount".to_string(),
+                // The default admission plugins, ServiceAccount included (kube-controller-manager
+                // makes the accounts), as on any cluster and as the embedded server admits pods.
             ],
         )?;
         let readyz = &format!("{url}/readyz");

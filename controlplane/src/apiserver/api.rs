@@ -15,6 +15,7 @@ use super::{
     errors::ApiError,
     objects,
     options::{DeleteOptions, FieldValidation, ListOptions, WriteOptions},
+    pod_admission,
 };
 use crate::{
     registry::{Registry, ResourceDef},
@@ -212,7 +213,7 @@ impl Api {
         let now = objects::now_rfc3339();
         objects::set_meta(&mut object, "uid", Some(json!(objects::new_uid())));
         objects::set_meta(&mut object, "creationTimestamp", Some(json!(now)));
-        objects::set_meta(&mut object, "generation", Some(json!(1)));
+        objects::set_meta(&mut object, "generation", builtin::tracks_generation(def).then(|| json!(1)));
         for field in ["deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "selfLink"] {
             objects::set_meta(&mut object, field, None);
         }
@@ -221,6 +222,25 @@ impl Api {
         }
         if !def.is_custom() {
             builtin::prepare_create(def, &mut object);
+        }
+        // NamespaceLifecycle comes first among kube-apiserver's admission plugins.
+        if def.namespaced {
+            let name = objects::name(&object).unwrap_or_default().to_string();
+            self.check_namespace_accepts(namespace.unwrap_or_default(), &def.resource, &name)?;
+        }
+        if is_pod(def) {
+            let forbidden = |object: &Value, message: String| {
+                ApiError::forbidden("", "pods", objects::name(object).unwrap_or_default(), message)
+            };
+            let namespace = namespace.unwrap_or_default();
+            if let Err(error) =
+                pod_admission::admit_service_account_from(&self.store, namespace, &mut object).await
+            {
+                return Err(forbidden(&object, error.to_string()));
+            }
+            if let Err(error) = pod_admission::admit_priority_from(&self.store, &mut object) {
+                return Err(forbidden(&object, error.to_string()));
+            }
         }
         // A server-side apply create arrives with the applier's managed fields already recorded.
         if object.pointer("/metadata/managedFields").is_none() {
@@ -239,9 +259,6 @@ impl Api {
         warnings.extend(self.admission.mutate(&request, &mut object, None).await?.warnings);
         self.validate(def, version, &object, None, None)?;
         warnings.extend(self.admission.validate(&request, Some(&object), None).await?.warnings);
-        if def.namespaced {
-            self.check_namespace_accepts(namespace.unwrap_or_default(), &def.resource, &name)?;
-        }
         if name.is_empty() {
             let errors = vec![FieldError::required(
                 &FieldPath::root("metadata").child("name"),
@@ -491,12 +508,20 @@ impl Api {
             {
                 return Err(ApiError::conflict(&def.group, &def.resource, name));
             }
-            let current = self.to_version(def, (*stored).clone(), version).await?;
+            let mut current = self.to_version(def, (*stored).clone(), version).await?;
+            if !def.is_custom() {
+                // As kube-apiserver decodes stored objects: with today's defaults (an object
+                // stored before a default existed then compares equal to its defaulted update).
+                builtin::prepare_write(def, &mut current);
+            }
             let proposed = change(&current)?;
             let mut object = merge_for_update(def, subresource, &current, proposed);
             let mut warnings = self.normalize(def, version, &mut object, options.field_validation)?;
             if !def.is_custom() {
                 builtin::prepare_write(def, &mut object);
+            }
+            if is_pod(def) {
+                pod_admission::keep_priority(&current, &mut object);
             }
             let now = objects::now_rfc3339();
             // As kube-apiserver: an update that carries no managed fields (absent or empty) keeps
@@ -532,7 +557,10 @@ impl Api {
             warnings.extend(self.admission.mutate(&request, &mut object, Some(&current)).await?.warnings);
             // Admission may not touch what the subresource does not own.
             object = merge_for_update(def, subresource, &current, object);
-            if subresource.is_none() && objects::spec_part(&object) != objects::spec_part(&current) {
+            if subresource.is_none()
+                && builtin::tracks_generation(def)
+                && objects::spec_part(&object) != objects::spec_part(&current)
+            {
                 objects::set_meta(&mut object, "generation", Some(json!(objects::generation(&current) + 1)));
             }
             self.validate(def, version, &object, Some(&current), subresource)?;
@@ -720,7 +748,7 @@ impl Api {
         object: &mut Value,
         validation: FieldValidation,
     ) -> Result<Vec<String>, ApiError> {
-        kruise_crds::document::drop_null_fields(object);
+        drop_nulls(def, object);
         let unknown = if def.is_custom() {
             let Some(schema_props) = def.schema(version) else { return Ok(Vec::new()) };
             let unknown = schema::prune(object, schema_props);
@@ -1179,7 +1207,10 @@ fn plan_deletion(def: &ResourceDef, current: &Value, options: &DeleteOptions) ->
     let mut object = current.clone();
     objects::set_meta(&mut object, "deletionTimestamp", Some(json!(timestamp_in(grace))));
     objects::set_meta(&mut object, "deletionGracePeriodSeconds", Some(json!(grace)));
-    objects::set_meta(&mut object, "generation", Some(json!(objects::generation(current) + 1)));
+    // A first graceful deletion moves a kept generation (kinds without one keep none).
+    if objects::generation(current) > 0 {
+        objects::set_meta(&mut object, "generation", Some(json!(objects::generation(current) + 1)));
+    }
     objects::set_finalizers(&mut object, &finalizers);
     if is_namespace {
         object["status"] = json!({"phase": "Terminating"});
@@ -1191,6 +1222,41 @@ fn timestamp_in(seconds: i64) -> String {
     let now = k8s_openapi::jiff::Timestamp::now();
     let later = now.checked_add(k8s_openapi::jiff::SignedDuration::from_secs(seconds)).unwrap_or(now);
     later.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// Drops the `null`s a request's decode drops in kube-apiserver, and keeps the others. A
+/// built-in object is decoded into its Go type, where a null field is unset, except inside a
+/// `runtime.RawExtension` (`ControllerRevision.data`), which keeps its bytes as sent. A custom
+/// resource keeps its nulls here (its schema decides later which stay), except in `metadata`,
+/// which is decoded as an ObjectMeta.
+fn drop_nulls(def: &ResourceDef, object: &mut Value) {
+    let Some(root) = object.as_object_mut() else { return };
+    let raw_fields: &[&str] = match (def.group.as_str(), def.kind.as_str()) {
+        _ if def.is_custom() => {
+            root.retain(|field, value| !value.is_null() || !matches!(field.as_str(), "apiVersion" | "kind"));
+            if let Some(metadata) = root.get_mut("metadata") {
+                if metadata.is_null() {
+                    root.remove("metadata");
+                } else {
+                    kruise_crds::document::drop_null_fields(metadata);
+                }
+            }
+            return;
+        }
+        ("apps", "ControllerRevision") => &["data"],
+        _ => &[],
+    };
+    root.retain(|_, value| !value.is_null());
+    for (field, value) in root.iter_mut() {
+        if !raw_fields.contains(&field.as_str()) {
+            kruise_crds::document::drop_null_fields(value);
+        }
+    }
+}
+
+/// Whether `def` is core Pods (the kind with built-in admission here).
+fn is_pod(def: &ResourceDef) -> bool {
+    !def.is_custom() && def.group.is_empty() && def.kind == "Pod"
 }
 
 /// The status kube-apiserver answers for a patch that does not apply.

@@ -2,11 +2,8 @@
 //! Kubernetes types, defaults, status handling on create, and the validation rules our clients
 //! rely on (names, pod specs, immutable pod fields, selector/template agreement).
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::api::core::v1::{Pod, PodSpec};
 use kruise_crds::{
-    defaults::pod::default_core_pod_spec,
     field::{ErrorList, ErrorType, FieldError, FieldPath},
     validation::{
         meta::{validate_label_selector, validate_object_meta},
@@ -17,7 +14,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::objects;
-use crate::registry::ResourceDef;
+use crate::{
+    registry::ResourceDef,
+    semantics::{autoscaling, defaults, networking},
+};
 
 /// The result of decoding a built-in object into its Kubernetes type.
 pub struct Decoded {
@@ -33,6 +33,17 @@ pub struct Decoded {
 /// reported, for `fieldValidation`), a wrong shape is an error. Kinds without a Rust type are
 /// passed through unchanged.
 pub fn type_check(def: &ResourceDef, object: &Value) -> Decoded {
+    let mut decoded = type_check_as(def, object);
+    if (def.group.as_str(), def.kind.as_str()) == ("networking.k8s.io", "Ingress")
+        && let Some(decoded) = decoded.object.as_mut()
+    {
+        keep_absent_path_types(object, decoded);
+    }
+    decoded
+}
+
+/// [`type_check`] through the kind's Rust type.
+fn type_check_as(def: &ResourceDef, object: &Value) -> Decoded {
     macro_rules! check {
         ($($group:literal / $kind:literal => $ty:ty),+ $(,)?) => {
             match (def.group.as_str(), def.kind.as_str()) {
@@ -42,9 +53,10 @@ pub fn type_check(def: &ResourceDef, object: &Value) -> Decoded {
         };
     }
     use k8s_openapi::api::{
-        admissionregistration::v1 as admission, apps::v1 as apps, batch::v1 as batch,
-        coordination::v1 as coordination, core::v1 as core, events::v1 as events, policy::v1 as policy,
-        rbac::v1 as rbac, scheduling::v1 as scheduling, storage::v1 as storage,
+        admissionregistration::v1 as admission, apps::v1 as apps, autoscaling::v2 as autoscaling,
+        batch::v1 as batch, coordination::v1 as coordination, core::v1 as core, events::v1 as events,
+        networking::v1 as networking, policy::v1 as policy, rbac::v1 as rbac, scheduling::v1 as scheduling,
+        storage::v1 as storage,
     };
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
     check! {
@@ -70,6 +82,9 @@ pub fn type_check(def: &ResourceDef, object: &Value) -> Decoded {
         "batch" / "Job" => batch::Job,
         "batch" / "CronJob" => batch::CronJob,
         "coordination.k8s.io" / "Lease" => coordination::Lease,
+        "autoscaling" / "HorizontalPodAutoscaler" => autoscaling::HorizontalPodAutoscaler,
+        "networking.k8s.io" / "Ingress" => networking::Ingress,
+        "networking.k8s.io" / "IngressClass" => networking::IngressClass,
         "policy" / "PodDisruptionBudget" => policy::PodDisruptionBudget,
         "events.k8s.io" / "Event" => events::Event,
         "scheduling.k8s.io" / "PriorityClass" => scheduling::PriorityClass,
@@ -81,6 +96,25 @@ pub fn type_check(def: &ResourceDef, object: &Value) -> Decoded {
         "admissionregistration.k8s.io" / "MutatingWebhookConfiguration" => admission::MutatingWebhookConfiguration,
         "admissionregistration.k8s.io" / "ValidatingWebhookConfiguration" => admission::ValidatingWebhookConfiguration,
         "apiextensions.k8s.io" / "CustomResourceDefinition" => apiextensions::CustomResourceDefinition,
+    }
+}
+
+/// The typed round trip writes `pathType: ""` for an Ingress path that has none (the Rust type
+/// requires it, the Go type does not): leave it absent, so that validation reports it as
+/// required, as kube-apiserver does.
+fn keep_absent_path_types(original: &Value, decoded: &mut Value) {
+    let rules = original.pointer("/spec/rules").and_then(Value::as_array).cloned().unwrap_or_default();
+    for (rule_index, rule) in rules.iter().enumerate() {
+        let paths = rule.pointer("/http/paths").and_then(Value::as_array).cloned().unwrap_or_default();
+        for (path_index, path) in paths.iter().enumerate() {
+            if path.get("pathType").is_none_or(Value::is_null)
+                && let Some(typed) = decoded
+                    .pointer_mut(&format!("/spec/rules/{rule_index}/http/paths/{path_index}"))
+                    .and_then(Value::as_object_mut)
+            {
+                typed.remove("pathType");
+            }
+        }
     }
 }
 
@@ -129,6 +163,24 @@ fn render_path(path: &serde_ignored::Path<'_>) -> String {
     }
 }
 
+/// Whether kube-apiserver keeps `metadata.generation` for objects of `def` (their strategies set
+/// it to 1 on create and move it with the spec); custom resources always have one. Other kinds
+/// (ConfigMaps, Services, ServiceAccounts, Nodes, ...) have none.
+pub fn tracks_generation(def: &ResourceDef) -> bool {
+    def.is_custom()
+        || matches!(
+            (def.group.as_str(), def.kind.as_str()),
+            ("", "Pod" | "PodTemplate" | "ReplicationController")
+                | ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet")
+                | ("batch", "Job" | "CronJob")
+                | ("networking.k8s.io", "Ingress" | "IngressClass" | "NetworkPolicy")
+                | ("policy", "PodDisruptionBudget")
+                | ("scheduling.k8s.io", "PriorityClass")
+                | ("admissionregistration.k8s.io", _)
+                | ("apiextensions.k8s.io", "CustomResourceDefinition")
+        )
+}
+
 /// Defaults and status set when a built-in object is created (kube-apiserver strategies'
 /// `PrepareForCreate` plus the declarative defaults).
 pub fn prepare_create(def: &ResourceDef, object: &mut Value) {
@@ -163,13 +215,15 @@ pub fn prepare_create(def: &ResourceDef, object: &mut Value) {
             object["status"] = json!({"phase": "Pending"});
         }
         ("batch", "Job") => {
-            default_job(object);
+            default_workload(def, object);
+            generate_job_selector(object);
             object.as_object_mut().map(|o| o.remove("status"));
         }
-        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") | ("batch", "CronJob") => {
             default_workload(def, object);
             object.as_object_mut().map(|o| o.remove("status"));
         }
+        ("", "PodTemplate") => default_workload(def, object),
         ("admissionregistration.k8s.io", _) => default_webhooks(object),
         ("apiextensions.k8s.io", "CustomResourceDefinition") => {
             default_crd(object);
@@ -178,6 +232,13 @@ pub fn prepare_create(def: &ResourceDef, object: &mut Value) {
         ("policy", "PodDisruptionBudget") => {
             object.as_object_mut().map(|o| o.remove("status"));
         }
+        // The strategies reset status on create; Go then writes the (non-pointer) empty parts.
+        ("networking.k8s.io", "Ingress") => object["status"] = json!({"loadBalancer": {}}),
+        ("autoscaling", "HorizontalPodAutoscaler") => {
+            default_hpa(object);
+            object["status"] = json!({"desiredReplicas": 0});
+        }
+        ("networking.k8s.io", "IngressClass") => default_ingress_class(object),
         _ => {}
     }
 }
@@ -191,11 +252,29 @@ pub fn prepare_write(def: &ResourceDef, object: &mut Value) {
         ("", "PersistentVolume") => default_volume(object),
         ("scheduling.k8s.io", "PriorityClass") => default_priority_class(object),
         ("storage.k8s.io", "StorageClass") => default_storage_class(object),
-        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => default_workload(def, object),
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet")
+        | ("batch", "Job" | "CronJob")
+        | ("", "PodTemplate") => default_workload(def, object),
         ("admissionregistration.k8s.io", _) => default_webhooks(object),
         ("apiextensions.k8s.io", "CustomResourceDefinition") => default_crd(object),
+        ("autoscaling", "HorizontalPodAutoscaler") => default_hpa(object),
+        ("networking.k8s.io", "IngressClass") => default_ingress_class(object),
         _ => {}
     }
+}
+
+fn default_hpa(object: &mut Value) {
+    with_typed_object::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>(
+        object,
+        autoscaling::default_hpa,
+    );
+}
+
+fn default_ingress_class(object: &mut Value) {
+    with_typed_object::<k8s_openapi::api::networking::v1::IngressClass>(
+        object,
+        networking::default_ingress_class,
+    );
 }
 
 /// Taint key of a node whose Ready condition is not True.
@@ -244,27 +323,40 @@ fn add_not_ready_taint(object: &mut Value) {
     }
 }
 
+/// The defaults kube-apiserver gives a pod on every write (see [`defaults::pod`]).
 fn default_pod(object: &mut Value) {
-    let Ok(mut spec) = serde_json::from_value::<PodSpec>(object.get("spec").cloned().unwrap_or(json!({})))
-    else {
-        return;
-    };
-    default_core_pod_spec(&mut spec);
-    spec.enable_service_links.get_or_insert(true);
-    spec.priority.get_or_insert(0);
-    // Requests default to limits where only limits are set.
-    for container in spec.containers.iter_mut().chain(spec.init_containers.iter_mut().flatten()) {
-        if let Some(resources) = container.resources.as_mut()
-            && let Some(limits) = resources.limits.clone()
-        {
-            let requests = resources.requests.get_or_insert_with(BTreeMap::new);
-            for (name, value) in limits {
-                requests.entry(name).or_insert(value);
+    with_typed::<PodSpec>(object, "spec", defaults::pod);
+}
+
+/// Decodes `object[field]` as `T`, applies `change` and writes it back; leaves the object alone
+/// when the field does not decode (the type check reports that).
+fn with_typed<T: DeserializeOwned + serde::Serialize + Default>(
+    object: &mut Value,
+    field: &str,
+    change: impl FnOnce(&mut T),
+) {
+    let current = object.get(field).cloned().unwrap_or(json!({}));
+    let Ok(mut typed) = serde_json::from_value::<T>(current) else { return };
+    change(&mut typed);
+    if let Ok(value) = serde_json::to_value(&typed) {
+        object[field] = value;
+    }
+}
+
+/// Decodes a whole object as `T`, applies `change` and writes it back (apiVersion and kind kept).
+fn with_typed_object<T: DeserializeOwned + serde::Serialize>(
+    object: &mut Value,
+    change: impl FnOnce(&mut T),
+) {
+    let Ok(mut typed) = serde_json::from_value::<T>(object.clone()) else { return };
+    change(&mut typed);
+    if let Ok(mut value) = serde_json::to_value(&typed) {
+        for field in ["apiVersion", "kind"] {
+            if let Some(v) = object.get(field) {
+                value[field] = v.clone();
             }
         }
-    }
-    if let Ok(value) = serde_json::to_value(&spec) {
-        object["spec"] = value;
+        *object = value;
     }
 }
 
@@ -364,87 +456,46 @@ fn default_service(object: &mut Value) {
     }
 }
 
-fn default_job(object: &mut Value) {
+/// The selector and pod labels kube-apiserver's Job strategy generates on create (unless
+/// `manualSelector`).
+fn generate_job_selector(object: &mut Value) {
     let uid = objects::uid(object).unwrap_or_default().to_string();
     let name = objects::name(object).unwrap_or_default().to_string();
     let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
-    spec.entry("parallelism").or_insert(json!(1));
-    if !spec.contains_key("completions") && spec.get("parallelism").and_then(Value::as_i64) == Some(1) {
-        spec.insert("completions".into(), json!(1));
-    }
-    spec.entry("backoffLimit").or_insert(json!(6));
-    spec.entry("completionMode").or_insert(json!("NonIndexed"));
-    spec.entry("suspend").or_insert(json!(false));
     let manual = spec.get("manualSelector").and_then(Value::as_bool).unwrap_or(false);
-    if !manual && !uid.is_empty() {
-        let generated = json!({
-            "batch.kubernetes.io/controller-uid": uid,
-            "batch.kubernetes.io/job-name": name,
-            "controller-uid": uid,
-            "job-name": name,
-        });
-        spec.insert("selector".into(), json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}));
-        let template = spec.entry("template").or_insert_with(|| json!({}));
-        let labels = objects::metadata_mut(template).entry("labels").or_insert_with(|| json!({}));
-        if let (Some(labels), Some(generated)) = (labels.as_object_mut(), generated.as_object()) {
-            for (key, value) in generated {
-                labels.insert(key.clone(), value.clone());
-            }
-        }
-    }
-    if let Some(pod_spec) = spec.get_mut("template").and_then(|t| t.get_mut("spec")) {
-        let mut wrapper = json!({"spec": pod_spec.take()});
-        default_pod(&mut wrapper);
-        *pod_spec = wrapper["spec"].take();
-    }
-}
-
-/// A workload's update strategy as kube-apiserver defaults it field by field (an empty
-/// `strategy: {}`, as kubectl's generators send, is defaulted too): type `RollingUpdate`, and
-/// for it each unset rolling-update field.
-fn default_strategy(spec: &mut serde_json::Map<String, Value>, key: &str, rolling: &[(&str, Value)]) {
-    let strategy = spec.entry(key).or_insert_with(|| json!({}));
-    let Some(strategy) = strategy.as_object_mut() else { return };
-    let kind = strategy.entry("type").or_insert(json!("RollingUpdate"));
-    if kind != "RollingUpdate" {
+    if manual || uid.is_empty() {
         return;
     }
-    let update = strategy.entry("rollingUpdate").or_insert_with(|| json!({}));
-    if let Some(update) = update.as_object_mut() {
-        for (field, value) in rolling {
-            update.entry(*field).or_insert_with(|| value.clone());
+    let generated = json!({
+        "batch.kubernetes.io/controller-uid": uid,
+        "batch.kubernetes.io/job-name": name,
+        "controller-uid": uid,
+        "job-name": name,
+    });
+    spec.insert("selector".into(), json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}));
+    let template = spec.entry("template").or_insert_with(|| json!({}));
+    let labels = objects::metadata_mut(template).entry("labels").or_insert_with(|| json!({}));
+    if let (Some(labels), Some(generated)) = (labels.as_object_mut(), generated.as_object()) {
+        for (key, value) in generated {
+            labels.insert(key.clone(), value.clone());
         }
     }
 }
 
+/// The declarative defaults of a workload and of its pod template (see [`defaults`]).
 fn default_workload(def: &ResourceDef, object: &mut Value) {
-    let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else { return };
-    if def.kind != "DaemonSet" {
-        spec.entry("replicas").or_insert(json!(1));
-    }
-    spec.entry("revisionHistoryLimit").or_insert(json!(10));
+    use k8s_openapi::api::{apps::v1 as apps, batch::v1 as batch, core::v1 as core};
     match def.kind.as_str() {
-        "Deployment" => {
-            spec.entry("progressDeadlineSeconds").or_insert(json!(600));
-            default_strategy(
-                spec,
-                "strategy",
-                &[("maxUnavailable", json!("25%")), ("maxSurge", json!("25%"))],
-            );
-        }
-        "StatefulSet" => {
-            spec.entry("podManagementPolicy").or_insert(json!("OrderedReady"));
-            default_strategy(spec, "updateStrategy", &[("partition", json!(0))]);
-        }
-        "DaemonSet" => {
-            default_strategy(spec, "updateStrategy", &[("maxUnavailable", json!(1)), ("maxSurge", json!(0))]);
-        }
+        "Deployment" => with_typed_object::<apps::Deployment>(object, defaults::deployment),
+        "ReplicaSet" => with_typed_object::<apps::ReplicaSet>(object, defaults::replica_set),
+        "StatefulSet" => with_typed_object::<apps::StatefulSet>(object, defaults::stateful_set),
+        "DaemonSet" => with_typed_object::<apps::DaemonSet>(object, defaults::daemon_set),
+        "Job" => with_typed_object::<batch::Job>(object, defaults::job),
+        "CronJob" => with_typed_object::<batch::CronJob>(object, defaults::cron_job),
+        "PodTemplate" => with_typed_object::<core::PodTemplate>(object, |template| {
+            defaults::pod_template(template.template.get_or_insert_with(Default::default))
+        }),
         _ => {}
-    }
-    if let Some(pod_spec) = spec.get_mut("template").and_then(|t| t.get_mut("spec")) {
-        let mut wrapper = json!({"spec": pod_spec.take()});
-        default_pod(&mut wrapper);
-        *pod_spec = wrapper["spec"].take();
     }
 }
 
@@ -505,7 +556,10 @@ pub fn validate(
     match (def.group.as_str(), def.kind.as_str()) {
         ("", "Pod") => {
             match serde_json::from_value::<PodSpec>(object.get("spec").cloned().unwrap_or(json!({}))) {
-                Ok(spec) => errors.extend(validate_pod_spec(&spec, &FieldPath::root("spec"), &[])),
+                Ok(spec) => {
+                    errors.extend(validate_pod_spec(&spec, &FieldPath::root("spec"), &[]));
+                    errors.extend(host_network_ports(&spec, &FieldPath::root("spec"), true));
+                }
                 Err(error) => {
                     errors.push(FieldError::invalid(&FieldPath::root("spec"), "", error.to_string()))
                 }
@@ -518,8 +572,33 @@ pub fn validate(
         ("" | "events.k8s.io", "Event") => {
             errors.extend(super::events::validate(&def.group, object, old));
         }
+        ("networking.k8s.io", "Ingress") if subresource != Some("status") => {
+            let class = objects::labels_of(object, "annotations").remove("kubernetes.io/ingress.class");
+            errors.extend(networking::validate_ingress(object.get("spec"), class.as_deref(), old.is_none()));
+        }
+        ("networking.k8s.io", "IngressClass") => {
+            let spec = |object: &Value| -> Option<k8s_openapi::api::networking::v1::IngressClassSpec> {
+                serde_json::from_value(object.get("spec")?.clone()).ok()
+            };
+            let old_spec = old.and_then(spec);
+            errors.extend(networking::validate_ingress_class(spec(object).as_ref(), old_spec.as_ref()));
+        }
+        ("autoscaling", "HorizontalPodAutoscaler") if subresource != Some("status") => {
+            let spec =
+                |object: &Value| -> Option<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerSpec> {
+                    serde_json::from_value(object.get("spec")?.clone()).ok()
+                };
+            let old_spec = old.and_then(spec);
+            errors.extend(autoscaling::validate_hpa(spec(object).as_ref(), old_spec.as_ref()));
+        }
         ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") | ("batch", "Job") => {
             errors.extend(validate_workload_selector(object));
+            let template = FieldPath::root("spec").child("template").child("spec");
+            if let Some(spec) =
+                object.pointer("/spec/template/spec").and_then(|s| serde_json::from_value(s.clone()).ok())
+            {
+                errors.extend(host_network_ports(&spec, &template, false));
+            }
             if let Some(old) = old {
                 let selector_path = FieldPath::root("spec").child("selector");
                 if old.pointer("/spec/selector") != object.pointer("/spec/selector") && def.kind != "Job" {
@@ -538,6 +617,28 @@ fn valid_path_segment(name: Option<&str>) -> bool {
     name.is_some_and(|name| {
         !name.is_empty() && name != "." && name != ".." && !name.contains('/') && !name.contains('%')
     })
+}
+
+/// The ports of a host-network pod are host ports: each `hostPort` must equal its
+/// `containerPort` (in a template, 0 too is allowed: the pod's defaults fill it in).
+fn host_network_ports(spec: &PodSpec, path: &FieldPath, is_pod: bool) -> ErrorList {
+    if spec.host_network != Some(true) {
+        return Vec::new();
+    }
+    let mut errors = Vec::new();
+    for (index, container) in spec.containers.iter().enumerate() {
+        for (port_index, port) in container.ports.iter().flatten().enumerate() {
+            let host = port.host_port.unwrap_or(0);
+            if (is_pod || host != 0) && host != port.container_port {
+                errors.push(FieldError::invalid(
+                    &path.child("containers").index(index).child("ports").index(port_index).child("hostPort"),
+                    host,
+                    "must match `containerPort` when `hostNetwork` is true",
+                ));
+            }
+        }
+    }
+    errors
 }
 
 fn validate_workload_selector(object: &Value) -> ErrorList {

@@ -1,7 +1,8 @@
 //! Conversion of custom resources between the versions a CRD serves: objects are stored at the
 //! storage version and converted on the way in and out, either by rewriting `apiVersion`
 //! (strategy `None`) or through the CRD's conversion webhook (`apiextensions.k8s.io/v1`
-//! ConversionReview), as kube-apiextensions-apiserver does. Built-in resources that share
+//! ConversionReview), as kube-apiextensions-apiserver does, with the webhook's output pruned
+//! against the target version's schema before it is used. Built-in resources that share
 //! another's storage (`events.k8s.io` Events, stored as core Events) are converted here too.
 
 use std::time::Duration;
@@ -9,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::{errors::ApiError, events, objects, webhook_client::WebhookClient};
-use crate::registry::ResourceDef;
+use crate::{registry::ResourceDef, semantics::schema};
 
 /// Converts custom resources between versions.
 #[derive(Clone)]
@@ -125,7 +126,9 @@ impl Converter {
                     return Err(self.failure(def, version, &format!("changed metadata.{field}")));
                 }
             }
-            objects[index] = new.clone();
+            let mut new = new.clone();
+            coerce(def, version, &mut new);
+            objects[index] = new;
         }
         Ok(objects)
     }
@@ -136,6 +139,20 @@ impl Converter {
             def.api_version(version),
             def.kind
         ))
+    }
+}
+
+/// What kube-apiserver does to a conversion webhook's output before using it: unknown fields
+/// pruned and the `null`s of non-nullable fields without a default dropped, against the schema of
+/// the version converted to (a webhook written in Go sends `lastUpdateTime: null` for unset
+/// times, which the schema's `type: string` would refuse).
+fn coerce(def: &ResourceDef, version: &str, object: &mut Value) {
+    if let Some(metadata) = object.get_mut("metadata") {
+        kruise_crds::document::drop_null_fields(metadata);
+    }
+    if let Some(schema_props) = def.schema(version) {
+        schema::prune(object, schema_props);
+        schema::drop_disallowed_nulls(object, schema_props);
     }
 }
 

@@ -1,5 +1,6 @@
 //! Which objects a list or watch returns: label and field selectors (with the field labels each
-//! resource supports, as kube-apiserver restricts them) and `continue` tokens for pagination.
+//! resource supports and their values, as kube-apiserver has them) and `continue` tokens for
+//! pagination.
 
 use base64::Engine;
 use serde_json::Value;
@@ -7,33 +8,70 @@ use serde_json::Value;
 use super::{errors::ApiError, events, objects, options::ListOptions};
 use crate::{
     registry::ResourceDef,
-    semantics::selectors::{FieldSelector, LabelSelector},
+    semantics::{
+        field_sets,
+        selectors::{FieldSelector, LabelSelector},
+    },
 };
 
 /// A compiled list/watch filter.
 pub struct Filter {
     labels: LabelSelector,
     fields: FieldSelector,
-    /// Whether fields are read from the computed field set of Events (kube-apiserver's
-    /// `ToSelectableFields`) rather than from object paths.
-    event_fields: bool,
+    /// Where field values come from.
+    source: FieldSource,
+}
+
+/// How an object's field label values are read.
+enum FieldSource {
+    /// A built-in kind's selectable field set (absent fields read as their zero value).
+    Builtin { group: String, kind: String, namespaced: bool },
+    /// The computed field set of Events (kube-apiserver's `ToSelectableFields` for them).
+    Event,
+    /// A custom resource: metadata and its selectable fields, read at their paths.
+    Custom,
 }
 
 impl Filter {
-    /// Parses the selectors of `options`, rejecting field labels the resource does not support.
+    /// Parses the selectors of `options`, rejecting field labels the resource does not support
+    /// with the message kube-apiserver gives.
     pub fn new(def: &ResourceDef, options: &ListOptions) -> Result<Self, ApiError> {
         let labels = LabelSelector::parse(&options.label_selector)
             .map_err(|error| ApiError::bad_request(format!("unable to parse requirement: {error}")))?;
         let fields = FieldSelector::parse(&options.field_selector)
             .map_err(|error| ApiError::bad_request(format!("invalid field selector: {error}")))?;
-        let supported = supported_fields(def);
+        let source = if def.is_custom() {
+            FieldSource::Custom
+        } else if def.kind == "Event" {
+            FieldSource::Event
+        } else {
+            FieldSource::Builtin {
+                group: def.group.clone(),
+                kind: def.kind.clone(),
+                namespaced: def.namespaced,
+            }
+        };
         for field in fields.fields() {
-            if !supported.contains(&field.as_str()) && !custom_selectable(def, &field) {
-                return Err(ApiError::bad_request(format!("field label not supported: {field}")));
+            let supported = match &source {
+                FieldSource::Custom => {
+                    field == "metadata.name"
+                        || (def.namespaced && field == "metadata.namespace")
+                        || custom_selectable(def, &field)
+                }
+                FieldSource::Event => events::supported_fields(&def.group).contains(&field.as_str()),
+                FieldSource::Builtin { group, kind, .. } => {
+                    field_sets::supported_labels(group, kind).contains(&field.as_str())
+                }
+            };
+            if !supported {
+                return Err(ApiError::bad_request(field_sets::unsupported_label_message(
+                    def.storage_group(),
+                    &def.kind,
+                    &field,
+                )));
             }
         }
-        let event_fields = !def.is_custom() && def.kind == "Event";
-        Ok(Self { labels, fields, event_fields })
+        Ok(Self { labels, fields, source })
     }
 
     /// Whether the (stored) object passes both selectors.
@@ -41,10 +79,16 @@ impl Filter {
         if !self.labels.matches_object(object) {
             return false;
         }
-        if self.event_fields && !self.fields.is_empty() {
-            return self.fields.matches_fields(&events::selectable_fields(object));
+        if self.fields.is_empty() {
+            return true;
         }
-        self.fields.matches_object(object)
+        match &self.source {
+            FieldSource::Event => self.fields.matches_fields(&events::selectable_fields(object)),
+            FieldSource::Builtin { group, kind, namespaced } => {
+                self.fields.matches_fields(&field_sets::selectable_fields(group, kind, *namespaced, object))
+            }
+            FieldSource::Custom => self.fields.matches_object(object),
+        }
     }
 }
 
@@ -58,30 +102,6 @@ fn custom_selectable(def: &ResourceDef, field: &str) -> bool {
                 .any(|selectable| selectable.json_path.trim_start_matches('.') == field)
         })
     })
-}
-
-/// The field labels a resource can be selected by.
-fn supported_fields(def: &ResourceDef) -> Vec<&'static str> {
-    let mut fields = vec!["metadata.name", "metadata.namespace"];
-    match (def.group.as_str(), def.kind.as_str()) {
-        ("", "Pod") => fields.extend([
-            "spec.nodeName",
-            "spec.restartPolicy",
-            "spec.schedulerName",
-            "spec.serviceAccountName",
-            "spec.hostNetwork",
-            "status.phase",
-            "status.podIP",
-            "status.nominatedNodeName",
-        ]),
-        ("", "Node") => fields.push("spec.unschedulable"),
-        ("", "Namespace") => fields.push("status.phase"),
-        ("", "Secret") => fields.push("type"),
-        ("" | "events.k8s.io", "Event") => return events::supported_fields(&def.group).to_vec(),
-        ("batch", "Job") => fields.push("status.successful"),
-        _ => {}
-    }
-    fields
 }
 
 /// Where an object sits in list order: (namespace, name).

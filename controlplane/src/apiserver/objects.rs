@@ -55,6 +55,15 @@ pub fn labels(object: &Value) -> std::collections::BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
+/// `metadata.labels` or `metadata.annotations` (`field`) as a map.
+pub fn labels_of(object: &Value, field: &str) -> std::collections::BTreeMap<String, String> {
+    object
+        .pointer(&format!("/metadata/{field}"))
+        .and_then(Value::as_object)
+        .map(|map| map.iter().filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string()))).collect())
+        .unwrap_or_default()
+}
+
 /// The metadata object, created when missing.
 pub fn metadata_mut(object: &mut Value) -> &mut Map<String, Value> {
     if !object.is_object() {

@@ -6,7 +6,7 @@ use std::{
     sync::{Arc, atomic::AtomicBool},
 };
 
-use axum::Router;
+use axum::{Router, routing::get};
 use base64::Engine;
 use serde_json::json;
 use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
@@ -17,7 +17,9 @@ use super::{
     conversion::Converter,
     counters::RequestCounts,
     http::{HttpState, handle},
+    metrics::{ApiMetrics, instrument, metrics_response},
     options::{FieldValidation, WriteOptions},
+    pod_admission::SYSTEM_PRIORITY_CLASSES,
     tls,
     webhook_client::WebhookClient,
 };
@@ -126,7 +128,13 @@ impl ApiServer {
             ready: ready.clone(),
             requests: requests.clone(),
         };
-        let router = Router::new().fallback(handle).with_state(state);
+        let metrics = ApiMetrics::new();
+        let served = metrics.clone();
+        let router = Router::new()
+            .route("/metrics", get(move || std::future::ready(metrics_response(&served))))
+            .fallback(handle)
+            .with_state(state)
+            .layer(axum::middleware::from_fn_with_state(metrics, instrument));
         let (shutdown, mut shutdown_rx) = watch::channel(false);
 
         let (url, ca_pem, tls_config) = if config.tls {
@@ -191,21 +199,39 @@ impl ApiServer {
     }
 }
 
-/// The namespaces every cluster starts with.
+/// The namespaces and priority classes every cluster starts with.
 async fn bootstrap(api: &Api) {
-    let Some(def) = api.registry.find("", "v1", "namespaces") else { return };
     let options = WriteOptions {
         dry_run: false,
         field_manager: "kube-apiserver".into(),
         field_validation: FieldValidation::Ignore,
         force: false,
     };
+    let mut objects = Vec::new();
     for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-        let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-        match api.create(&def, "v1", None, namespace, &options).await {
+        objects.push((
+            "",
+            "namespaces",
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
+        ));
+    }
+    for (name, value, description) in SYSTEM_PRIORITY_CLASSES {
+        objects.push((
+            "scheduling.k8s.io",
+            "priorityclasses",
+            json!({
+                "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                "metadata": {"name": name}, "value": value, "description": description,
+            }),
+        ));
+    }
+    for (group, resource, object) in objects {
+        let Some(def) = api.registry.find(group, "v1", resource) else { continue };
+        let name = object.pointer("/metadata/name").cloned().unwrap_or_default();
+        match api.create(&def, "v1", None, object, &options).await {
             Ok(_) => {}
             Err(error) if error.code == 409 => {}
-            Err(error) => tracing::warn!(%error, namespace = name, "could not create a default namespace"),
+            Err(error) => tracing::warn!(%error, %name, resource, "could not create a bootstrap object"),
         }
     }
 }

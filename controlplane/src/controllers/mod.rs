@@ -1,13 +1,15 @@
 //! The controllers a kube-apiserver plus kube-controller-manager would run for the objects we
-//! store: CRD status (Established), namespace deletion, garbage collection by owner references,
-//! a minimal Job controller, and the node lifecycle (heartbeats, taints, taint eviction, orphaned
-//! pods). They act through the same [`Api`] operations as clients do.
+//! store: CRD status (Established), namespace deletion, the `default` ServiceAccount of every
+//! namespace, garbage collection by owner references, a minimal Job controller, and the node
+//! lifecycle (heartbeats, taints, taint eviction, orphaned pods). They act through the same
+//! [`Api`] operations as clients do.
 
 mod crd;
 mod gc;
 mod job;
 mod namespace;
 pub mod node_lifecycle;
+pub mod service_account;
 
 use std::time::Duration;
 
@@ -24,6 +26,7 @@ pub fn start(api: Api, node_lifecycle: node_lifecycle::NodeLifecycleConfig) -> V
         tokio::spawn(node_lifecycle::run(api.clone(), node_lifecycle)),
         tokio::spawn(crd::run(api.clone())),
         tokio::spawn(namespace::run(api.clone())),
+        tokio::spawn(service_account::run(api.clone())),
         tokio::spawn(gc::run(api.clone())),
         tokio::spawn(job::run(api)),
     ]

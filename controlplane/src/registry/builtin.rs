@@ -163,6 +163,19 @@ pub static BUILTIN: &[BuiltinResource] = &[
     builtin!("batch", "v1", "cronjobs", "cronjob", "CronJob", true, ["cj"], ["all"], ["status"]),
     builtin!("coordination.k8s.io", "v1", "leases", "lease", "Lease", true, [], [], []),
     builtin!(
+        "autoscaling",
+        "v2",
+        "horizontalpodautoscalers",
+        "horizontalpodautoscaler",
+        "HorizontalPodAutoscaler",
+        true,
+        ["hpa"],
+        ["all"],
+        ["status"]
+    ),
+    builtin!("networking.k8s.io", "v1", "ingresses", "ingress", "Ingress", true, ["ing"], [], ["status"]),
+    builtin!("networking.k8s.io", "v1", "ingressclasses", "ingressclass", "IngressClass", false, [], [], []),
+    builtin!(
         "policy",
         "v1",
         "poddisruptionbudgets",

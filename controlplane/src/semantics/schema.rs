@@ -288,6 +288,14 @@ pub fn apply_defaults(object: &mut Value, schema: &JSONSchemaProps) {
     default_value(object, schema);
 }
 
+/// Drops the `null`s of non-nullable fields without a default (apiextensions'
+/// `PruneNonNullableNullsWithoutDefaults`): what kube-apiserver does to every custom resource it
+/// decodes, conversion webhook output included, before validating it. Nulls the schema allows
+/// (`nullable`, or inside `x-kubernetes-preserve-unknown-fields`) stay.
+pub fn drop_disallowed_nulls(object: &mut Value, schema: &JSONSchemaProps) {
+    drop_non_nullable_nulls(object, Some(schema));
+}
+
 fn schema_for_field<'s>(key: &str, s: Option<&'s JSONSchemaProps>) -> Option<&'s JSONSchemaProps> {
     let s = s?;
     property(s, key).or_else(|| additional_schema(s))

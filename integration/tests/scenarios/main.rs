@@ -4,6 +4,7 @@
 //! scenarios; see `kruise_integration::suite` for its arguments.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
+mod apiserver;
 mod cloneset;
 mod cloneset_features;
 mod cloneset_kit;
@@ -35,6 +36,26 @@ fn main() -> ExitCode {
         Scenario {
             name: "kruise_crds_are_accepted",
             run: |scene| Box::pin(crds::kruise_crds_are_accepted(scene)),
+        },
+        Scenario {
+            name: "apiserver::default_service_account",
+            run: |scene| Box::pin(apiserver::default_service_account(scene)),
+        },
+        Scenario {
+            name: "apiserver::field_selectors_read_absent_fields_as_zero_values",
+            run: |scene| Box::pin(apiserver::field_selectors_read_absent_fields_as_zero_values(scene)),
+        },
+        Scenario {
+            name: "apiserver::pod_and_template_defaults",
+            run: |scene| Box::pin(apiserver::pod_and_template_defaults(scene)),
+        },
+        Scenario {
+            name: "apiserver::ingress_and_autoscaler_kinds",
+            run: |scene| Box::pin(apiserver::ingress_and_autoscaler_kinds(scene)),
+        },
+        Scenario {
+            name: "apiserver::controller_revision_data_is_kept_as_sent",
+            run: |scene| Box::pin(apiserver::controller_revision_data_is_kept_as_sent(scene)),
         },
         Scenario {
             name: "kubectl_drives_the_api_server",

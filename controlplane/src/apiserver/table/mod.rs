@@ -6,6 +6,7 @@
 mod cluster;
 mod core;
 pub mod format;
+mod networking;
 mod workloads;
 
 use serde_json::{Map, Value, json};
@@ -91,6 +92,7 @@ pub fn printer(def: &ResourceDef) -> Option<Printer> {
         core::printer(&def.group, &def.kind)
             .or_else(|| workloads::printer(&def.group, &def.kind))
             .or_else(|| cluster::printer(&def.group, &def.kind))
+            .or_else(|| networking::printer(&def.group, &def.kind))
             .unwrap_or(Printer::new(DEFAULT_COLUMNS, default_cells)),
     )
 }
