@@ -177,6 +177,10 @@ impl RealControlPlane {
                 "--authorization-mode=RBAC".to_string(),
                 "--allow-privileged=true".to_string(),
                 "--disable-admission-plugins=ServiceAccount".to_string(),
+                // Simulated kubelets serve logs and exec on loopback, advertised as their
+                // InternalDNS address (their InternalIP is not a real host).
+                "--kubelet-preferred-address-types=InternalDNS,Hostname,InternalIP,ExternalDNS,ExternalIP"
+                    .to_string(),
             ],
         )?;
         let readyz = &format!("{url}/readyz");

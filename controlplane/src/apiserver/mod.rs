@@ -14,6 +14,7 @@ pub mod http;
 pub mod objects;
 pub mod openapi;
 pub mod options;
+pub mod pod_streams;
 pub mod request;
 pub mod scale_validation;
 mod server;

@@ -18,6 +18,7 @@ use super::{
     counters::RequestCounts,
     http::{HttpState, handle},
     options::{FieldValidation, WriteOptions},
+    pod_streams,
     tls,
     webhook_client::WebhookClient,
 };
@@ -126,7 +127,13 @@ impl ApiServer {
             ready: ready.clone(),
             requests: requests.clone(),
         };
-        let router = Router::new().fallback(handle).with_state(state);
+        let pod = "/api/v1/namespaces/{namespace}/pods/{name}";
+        let router = Router::new()
+            .route(&format!("{pod}/log"), axum::routing::get(pod_streams::log))
+            .route(&format!("{pod}/exec"), axum::routing::any(pod_streams::exec))
+            .route(&format!("{pod}/attach"), axum::routing::any(pod_streams::attach))
+            .fallback(handle)
+            .with_state(state);
         let (shutdown, mut shutdown_rx) = watch::channel(false);
 
         let (url, ca_pem, tls_config) = if config.tls {

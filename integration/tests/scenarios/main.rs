@@ -18,6 +18,7 @@ mod envmeta;
 mod journal;
 mod kubectl;
 mod nodes;
+mod nodes_lifecycle;
 mod podprobe;
 mod service_api;
 mod statefulset;
@@ -62,6 +63,10 @@ fn main() -> ExitCode {
         Scenario {
             name: "nodes_as_processes::node_loss",
             run: |scene| Box::pin(nodes::node_loss(scene, Hosting::Process)),
+        },
+        Scenario {
+            name: "nodes::kubelet_conventions",
+            run: |scene| Box::pin(nodes_lifecycle::kubelet_conventions(scene)),
         },
         Scenario {
             name: "cloneset::create_scale_and_delete",
