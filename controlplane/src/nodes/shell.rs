@@ -65,10 +65,32 @@ const QUIET: &[&str] = &[
 /// Shells: `sh -c SCRIPT` runs the script; `sh FILE` runs a script of the image.
 const SHELLS: &[&str] = &["sh", "bash", "ash", "dash", "zsh"];
 
+/// Programs the simulated shell knows besides [`QUIET`] and [`SHELLS`].
+const KNOWN: &[&str] = &[
+    "sleep", "exit", "true", ":", "false", "echo", "printf", "env", "printenv", "read", "cat", "tail", "nginx",
+    "httpd", "redis-server",
+];
+
 /// What `argv` does when run the way `mode` says.
 pub fn run(argv: &[String], mode: Mode, context: &Context) -> Outcome {
     let mut state = State::new(mode, context);
-    state.command(argv);
+    match argv.first() {
+        // exec of a program the image does not have: the runtime cannot start it.
+        Some(program)
+            if mode == Mode::Exec
+                && !program.contains('/')
+                && !KNOWN.contains(&program.as_str())
+                && !QUIET.contains(&program.as_str())
+                && !SHELLS.contains(&program.as_str()) =>
+        {
+            state.stderr = format!(
+                "OCI runtime exec failed: exec failed: unable to start container process: exec: {program:?}: \
+                 executable file not found in $PATH: unknown\n"
+            );
+            state.status = 126;
+        }
+        _ => state.command(argv),
+    }
     state.finish()
 }
 
@@ -418,7 +440,7 @@ mod tests {
             (&["/bin/sh", "-c", "ls /"], Mode::Exec, secs(0), 0),
             (&["/bin/sh", "-c", "ps -ef"], Mode::Exec, secs(0), 0),
             (&["/bin/sh", "-c", "failed /"], Mode::Exec, secs(0), 127),
-            (&["sdkfjk"], Mode::Exec, secs(0), 127),
+            (&["sdkfjk"], Mode::Exec, secs(0), 126),
             (&["/bin/drain"], Mode::Exec, secs(0), 0),
             (&["/bin/sh", "/migrate.sh"], Mode::Exec, secs(0), 0),
             (&["sh", "-c", "exit 300"], Mode::Exec, secs(0), 44),
@@ -442,8 +464,11 @@ mod tests {
         assert_eq!(status.stdout, "1\n");
         let env = run(&argv(&["env"]), Mode::Exec, &context);
         assert_eq!(env.stdout, "NAME=web\n");
-        let missing = run(&argv(&["failed", "-ef"]), Mode::Exec, &context);
+        let missing = run(&argv(&["sh", "-c", "failed -ef"]), Mode::Exec, &context);
         assert_eq!((missing.exit_code, missing.stderr.as_str()), (127, "sh: failed: not found\n"));
+        let direct = run(&argv(&["failed", "-ef"]), Mode::Exec, &context);
+        assert_eq!(direct.exit_code, 126);
+        assert!(direct.stderr.contains("exec: \"failed\": executable file not found in $PATH"), "{}", direct.stderr);
         assert_eq!(run(&argv(&["cat"]), Mode::Exec, &context).runs_for, secs(0), "EOF at once");
         let interactive = Context { stdin: true, ..context };
         assert_eq!(run(&argv(&["/bin/bash", "-c", "read -p wait"]), Mode::Main, &interactive).runs_for, None);

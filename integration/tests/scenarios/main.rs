@@ -19,6 +19,7 @@ mod journal;
 mod kubectl;
 mod nodes;
 mod nodes_lifecycle;
+mod nodes_streams;
 mod podprobe;
 mod service_api;
 mod statefulset;
@@ -67,6 +68,10 @@ fn main() -> ExitCode {
         Scenario {
             name: "nodes::kubelet_conventions",
             run: |scene| Box::pin(nodes_lifecycle::kubelet_conventions(scene)),
+        },
+        Scenario {
+            name: "nodes::kubectl_exec_and_logs",
+            run: |scene| Box::pin(nodes_streams::kubectl_exec_and_logs(scene)),
         },
         Scenario {
             name: "cloneset::create_scale_and_delete",
