@@ -137,15 +137,6 @@ fn resources_differ(
     changed
 }
 
-fn sum_requests(containers: &[Container], resource: &str) -> i128 {
-    containers
-        .iter()
-        .filter_map(|c| c.resources.as_ref()?.requests.as_ref()?.get(resource))
-        .filter_map(|q| kruise_crds::quantity::Quantity::parse(&q.0).ok())
-        .map(|q| q.millis())
-        .sum()
-}
-
 impl PodWorker {
     pub(crate) fn new(kubelet: Arc<Kubelet>, pod_rx: watch::Receiver<Option<Arc<Pod>>>) -> Self {
         let events = kubelet.runtime.subscribe();
@@ -624,7 +615,7 @@ impl PodWorker {
             "Created",
             format!("Created container: {}", container.name),
         );
-        self.kubelet.event(pod, path.clone(), false, "Started", format!("Started container {}", container.name));
+        self.kubelet.event(pod, path, false, "Started", format!("Started container {}", container.name));
         let process_started = Instant::now();
         let started_at = Timestamp::now();
         if let Some(outcome) = conventions::process_outcome(container, &environment) {
@@ -755,9 +746,13 @@ impl PodWorker {
         tracing::debug!(pod = %Self::pod_label(pod), container = %name, %message, "postStart hook failed");
         self.kubelet.event(pod, path.clone(), true, "FailedPostStartHook", "PostStartHook failed".into());
         self.kubelet.event(pod, path, false, "Killing", "FailedPostStartHook".into());
-        let Some(live) = &self.slots[index].live else { return };
-        let code = if live.behaviour.term_time.is_zero() { 0 } else { 137 };
-        self.kubelet.runtime.exit_container(&live.runtime_id, code, if code == 0 { "Completed" } else { "Error" });
+        let Some((id, term_time)) =
+            self.slots[index].live.as_ref().map(|l| (l.runtime_id.clone(), l.behaviour.term_time))
+        else {
+            return;
+        };
+        let code = if term_time.is_zero() { 0 } else { 137 };
+        self.kubelet.runtime.exit_container(&id, code, if code == 0 { "Completed" } else { "Error" });
         let policy = pod.spec.as_ref().and_then(|s| s.restart_policy.clone()).unwrap_or_else(|| "Always".into());
         self.on_exit(index, code, &policy, &Self::pod_label(pod));
         let slot = &mut self.slots[index];

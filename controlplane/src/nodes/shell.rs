@@ -347,7 +347,10 @@ impl<'a> State<'a> {
             "env" | "printenv" => {
                 match args.first() {
                     Some(var) if name == "printenv" => match self.context.env.get(var) {
-                        Some(value) => self.stdout.push_str(&format!("{value}\n")),
+                        Some(value) => {
+                            self.stdout.push_str(&format!("{value}\n"));
+                            self.status = 0;
+                        }
                         None => self.status = 1,
                     },
                     _ => {

@@ -65,7 +65,7 @@ pub async fn run(
     mut stdin: Option<mpsc::Receiver<Vec<u8>>>,
     output: mpsc::Sender<Output>,
 ) -> ExecEnd {
-    let program = command.first().map(|p| p.rsplit('/').next().unwrap_or(p)).unwrap_or_default();
+    let program = command.first().map(|p| p.rsplit('/').next().unwrap_or(p.as_str())).unwrap_or_default();
     let interactive_shell = matches!(program, "sh" | "bash" | "ash") && command.len() == 1;
     match (&mut stdin, program, command.len()) {
         (Some(input), "cat", 1) => {
