@@ -184,18 +184,7 @@ async fn log_response(
     let Some(authority) = authority else {
         return Ok((StatusCode::OK, [(header::CONTENT_TYPE, "text/plain")], "").into_response());
     };
-    let mut params = url::form_urlencoded::Serializer::new(String::new());
-    for key in ["follow", "previous", "timestamps"] {
-        if flag(pairs, key) {
-            params.append_pair(key, "true");
-        }
-    }
-    for key in ["sinceSeconds", "sinceTime", "tailLines", "limitBytes"] {
-        if let Some(value) = first(pairs, key) {
-            params.append_pair(key, value);
-        }
-    }
-    let url = format!("https://{authority}/containerLogs/{namespace}/{name}/{container}?{}", params.finish());
+    let url = format!("https://{authority}/containerLogs/{namespace}/{name}/{container}?{}", log_query(pairs));
     let response = kubelet_client()?
         .get(&url)
         .send()
@@ -208,6 +197,22 @@ async fn log_response(
     }
     let stream = response.bytes_stream().map_err(std::io::Error::other);
     Ok((StatusCode::OK, [(header::CONTENT_TYPE, "text/plain")], Body::from_stream(stream)).into_response())
+}
+
+/// The kubelet query of a log request.
+fn log_query(pairs: &[(String, String)]) -> String {
+    let mut params = url::form_urlencoded::Serializer::new(String::new());
+    for key in ["follow", "previous", "timestamps"] {
+        if flag(pairs, key) {
+            params.append_pair(key, "true");
+        }
+    }
+    for key in ["sinceSeconds", "sinceTime", "tailLines", "limitBytes"] {
+        if let Some(value) = first(pairs, key) {
+            params.append_pair(key, value);
+        }
+    }
+    params.finish()
 }
 
 /// `GET|POST .../pods/{name}/exec`.

@@ -43,16 +43,6 @@ pub struct Outcome {
     pub stderr: String,
 }
 
-impl Outcome {
-    fn done(exit_code: i32) -> Self {
-        Self { runs_for: Some(Duration::ZERO), exit_code, stdout: String::new(), stderr: String::new() }
-    }
-
-    fn forever() -> Self {
-        Self { runs_for: None, exit_code: 0, stdout: String::new(), stderr: String::new() }
-    }
-}
-
 /// Commands that finish at once with status 0 whatever their arguments (busybox applets and
 /// shell builtins whose effect the simulation does not model).
 const QUIET: &[&str] = &[
