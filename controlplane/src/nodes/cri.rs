@@ -861,6 +861,7 @@ mod tests {
             labels: map(&[(LABEL_CONTAINER_NAME, "main"), (LABEL_POD_UID, "uid-1")]),
             annotations: map(&[("io.kubernetes.container.hash", "abc")]),
             env: BTreeMap::new(),
+            logs: Vec::new(),
         }
     }
 
