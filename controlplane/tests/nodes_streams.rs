@@ -75,14 +75,22 @@ async fn exec_runs_the_simulated_command_through_the_api_server() {
         .unwrap();
     let mut stdin = echo.stdin().unwrap();
     stdin.write_all(b"ping\n").await.unwrap();
-    drop(stdin);
+    // End of input (a split simplex pipe only closes on shutdown).
+    stdin.shutdown().await.unwrap();
     let mut echoed = String::new();
-    echo.stdout().unwrap().read_to_string(&mut echoed).await.unwrap();
+    let mut output = echo.stdout().unwrap();
+    let reading = output.read_to_string(&mut echoed);
+    tokio::time::timeout(Duration::from_secs(10), reading).await.expect("cat ends with its input").unwrap();
     assert_eq!(echoed, "ping\n");
-    let status = echo.take_status().unwrap().await.unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(10), echo.take_status().unwrap())
+        .await
+        .expect("the status of cat")
+        .unwrap();
     assert_eq!(status.status.as_deref(), Some("Success"));
 
-    let error = pods.exec("shell", ["true"], &AttachParams::default().container("nope")).await.err().unwrap();
+    let params = AttachParams::default().container("nope");
+    let attempt = pods.exec("shell", ["true"], &params);
+    let error = tokio::time::timeout(Duration::from_secs(10), attempt).await.expect("refused").err().unwrap();
     assert!(error.to_string().contains("container nope is not valid for pod shell"), "{error}");
 
     simulation.stop().await;

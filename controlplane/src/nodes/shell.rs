@@ -152,6 +152,8 @@ fn parse_script(script: &str) -> Vec<(Vec<String>, Link)> {
                 end_word(&mut words, &mut word, &mut in_word);
                 commands.push((std::mem::take(&mut words), Link::Then));
             }
+            // `>&2`, `2>&1`: part of a redirection, not an operator.
+            '&' if in_word && word.ends_with('>') => word.push('&'),
             '&' | '|' => {
                 end_word(&mut words, &mut word, &mut in_word);
                 let link = match (c, chars.peek()) {
@@ -280,8 +282,26 @@ impl<'a> State<'a> {
         }
     }
 
-    /// One simple command.
+    /// One simple command, with its output redirections (`>&2`, `>/dev/null`, `2>file`).
     fn command(&mut self, argv: &[String]) {
+        let (words, redirect) = redirections(argv);
+        let (out_before, err_before) = (self.stdout.len(), self.stderr.len());
+        self.simple(&words);
+        let printed = self.stdout.split_off(out_before);
+        let errors = self.stderr.split_off(err_before);
+        match redirect.stdout {
+            Target::Keep => self.stdout.push_str(&printed),
+            Target::Other => self.stderr.push_str(&printed),
+            Target::Discard => {}
+        }
+        match redirect.stderr {
+            Target::Keep => self.stderr.push_str(&errors),
+            Target::Other => self.stdout.push_str(&errors),
+            Target::Discard => {}
+        }
+    }
+
+    fn simple(&mut self, argv: &[String]) {
         let Some(program) = argv.first() else { return };
         let name = program.rsplit('/').next().unwrap_or(program).to_string();
         let args = &argv[1..];
@@ -382,6 +402,51 @@ impl<'a> State<'a> {
     }
 }
 
+/// Where a command's output stream goes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Target {
+    /// Where it goes anyway.
+    #[default]
+    Keep,
+    /// To the other stream (`>&2`, `2>&1`).
+    Other,
+    /// Nowhere the caller sees (`>/dev/null`, `2>file`).
+    Discard,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Redirect {
+    stdout: Target,
+    stderr: Target,
+}
+
+/// Splits the redirections off a command's words.
+fn redirections(argv: &[String]) -> (Vec<String>, Redirect) {
+    let mut words = Vec::new();
+    let mut redirect = Redirect::default();
+    let mut iter = argv.iter().peekable();
+    while let Some(word) = iter.next() {
+        let (stream, rest) = if let Some(rest) = word.strip_prefix("2>") {
+            (&mut redirect.stderr, rest)
+        } else if let Some(rest) = word.strip_prefix("1>").or_else(|| word.strip_prefix('>')) {
+            (&mut redirect.stdout, rest)
+        } else {
+            words.push(word.clone());
+            continue;
+        };
+        let rest = rest.trim_start_matches('>');
+        *stream = match rest {
+            "&2" | "&1" => Target::Other,
+            "" => {
+                iter.next();
+                Target::Discard
+            }
+            _ => Target::Discard,
+        };
+    }
+    (words, redirect)
+}
+
 /// `sleep` operands: a number with an optional `s`, `m`, `h` or `d` suffix.
 fn sleep_time(text: &str) -> Option<Duration> {
     match text.strip_suffix('d') {
@@ -466,6 +531,23 @@ mod tests {
         let interactive = Context { stdin: true, ..context };
         assert_eq!(run(&argv(&["/bin/bash", "-c", "read -p wait"]), Mode::Main, &interactive).runs_for, None);
         assert_eq!(run(&argv(&["sleep", "soon"]), Mode::Exec, &interactive).exit_code, 1);
+    }
+
+    #[test]
+    fn output_redirections() {
+        let context = Context::default();
+        let cases: &[(&str, &str, &str)] = &[
+            ("echo hi; echo err >&2", "hi\n", "err\n"),
+            ("echo quiet > /dev/null; echo loud", "loud\n", ""),
+            ("echo x >/dev/null 2>&1", "", ""),
+            ("failed 2>/dev/null || echo recovered", "recovered\n", ""),
+            ("failed 2>&1", "sh: failed: not found\n", ""),
+            ("echo a 1>&2", "", "a\n"),
+        ];
+        for (script, stdout, stderr) in cases {
+            let outcome = run(&argv(&["sh", "-c", script]), Mode::Exec, &context);
+            assert_eq!((outcome.stdout.as_str(), outcome.stderr.as_str()), (*stdout, *stderr), "{script}");
+        }
     }
 
     #[test]

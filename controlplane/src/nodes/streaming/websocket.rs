@@ -93,6 +93,7 @@ where
     let reader = async move {
         let mut stdin = stdin_tx;
         while let Some(Ok(received)) = source.next().await {
+            tracing::trace!(?received, "websocket message from the client");
             match received {
                 Message::Binary(data) => match inbound(protocol, &data) {
                     Inbound::Stdin(bytes) => {
@@ -156,6 +157,40 @@ fn outbound(output: Output, tty: bool) -> Message {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A v5 client: sends input, closes stdin with the close signal, reads output and the
+    /// status until the server closes.
+    #[tokio::test]
+    async fn a_v5_client_runs_a_job() {
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        let request = StreamRequest { stdin: true, stdout: true, stderr: false, tty: false };
+        let job: Job = Box::new(|stdin, out| {
+            Box::pin(async move {
+                let mut stdin = stdin.expect("stdin was asked for");
+                while let Some(bytes) = stdin.recv().await {
+                    let _ = out.send(Output::Stdout(bytes)).await;
+                }
+                serde_json::json!({"metadata": {}, "status": "Success"})
+            })
+        });
+        let served = tokio::spawn(serve(server, V5, request, job));
+        let mut socket = WebSocketStream::from_raw_socket(client, Role::Client, None).await;
+        socket.send(message(STDIN, b"ping")).await.unwrap();
+        socket.send(Message::Binary(vec![CLOSE, STDIN].into())).await.unwrap();
+        let mut received = Vec::new();
+        while let Some(Ok(item)) = socket.next().await {
+            match item {
+                Message::Binary(data) => received.push(data.to_vec()),
+                Message::Close(_) => break,
+                _ => {}
+            }
+        }
+        served.await.unwrap();
+        assert_eq!(received[0], vec![STDOUT], "the opening empty message");
+        assert!(received.contains(&b"\x01ping".to_vec()), "{received:?}");
+        let status = received.iter().find(|m| m.first() == Some(&ERROR)).unwrap();
+        assert_eq!(serde_json::from_slice::<serde_json::Value>(&status[1..]).unwrap()["status"], "Success");
+    }
 
     #[test]
     fn the_newest_offered_protocol_wins() {
