@@ -56,7 +56,11 @@ async fn exec_runs_the_simulated_command_through_the_api_server() {
 
     let started = Instant::now();
     let mut process = pods
-        .exec("shell", ["sh", "-c", "echo hi; echo err >&2; sleep 0.5; exit 3"], &AttachParams::default().stderr(true))
+        .exec(
+            "shell",
+            ["sh", "-c", "echo hi; echo err >&2; sleep 0.5; exit 3"],
+            &AttachParams::default().stderr(true),
+        )
         .await
         .unwrap();
     let mut stdout = String::new();
@@ -69,10 +73,8 @@ async fn exec_runs_the_simulated_command_through_the_api_server() {
     let cause = &status.details.unwrap().causes.unwrap()[0];
     assert_eq!((cause.reason.as_deref(), cause.message.as_deref()), (Some("ExitCode"), Some("3")));
 
-    let mut echo = pods
-        .exec("shell", ["cat"], &AttachParams::default().stdin(true).stderr(false))
-        .await
-        .unwrap();
+    let mut echo =
+        pods.exec("shell", ["cat"], &AttachParams::default().stdin(true).stderr(false)).await.unwrap();
     let mut stdin = echo.stdin().unwrap();
     stdin.write_all(b"ping\n").await.unwrap();
     // End of input (a split simplex pipe only closes on shutdown).
@@ -102,7 +104,10 @@ async fn logs_show_the_simulated_lines_and_follow_to_the_exit() {
     let (server, simulation, pods) = start().await;
     running(&pods, "job", json!(["sh", "-c", "echo working; sleep 1; exit 2"])).await;
     let logs = pods.logs("job", &LogParams::default()).await.unwrap();
-    assert_eq!(logs, "kruise-sim: started container main (image docker.io/library/busybox:latest, restart 0)\nworking\n");
+    assert_eq!(
+        logs,
+        "kruise-sim: started container main (image docker.io/library/busybox:latest, restart 0)\nworking\n"
+    );
 
     let started = Instant::now();
     let lines: Vec<String> = pods
@@ -114,7 +119,10 @@ async fn logs_show_the_simulated_lines_and_follow_to_the_exit() {
         .await
         .unwrap();
     assert!(started.elapsed() >= Duration::from_millis(300), "followed until the exit");
-    assert_eq!(lines.last().map(String::as_str), Some("kruise-sim: container main exited with code 2 (Error)"));
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some("kruise-sim: container main exited with code 2 (Error)")
+    );
 
     // Restarted (restartPolicy Always): the previous incarnation's log stays readable.
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -129,7 +137,10 @@ async fn logs_show_the_simulated_lines_and_follow_to_the_exit() {
         }
     };
     assert!(previous.ends_with("exited with code 2 (Error)\n"), "{previous}");
-    let stamped = pods.logs("job", &LogParams { timestamps: true, tail_lines: Some(1), ..Default::default() }).await.unwrap();
+    let stamped = pods
+        .logs("job", &LogParams { timestamps: true, tail_lines: Some(1), ..Default::default() })
+        .await
+        .unwrap();
     let (time, _) = stamped.split_once(' ').unwrap();
     assert!(time.parse::<k8s_openapi::jiff::Timestamp>().is_ok(), "{stamped}");
 

@@ -24,7 +24,8 @@ use super::{errors::ApiError, http::HttpState};
 /// Which node address the API server dials, in order of preference (kube-apiserver's
 /// `--kubelet-preferred-address-types`; simulated nodes advertise their loopback kubelet
 /// server as `InternalDNS`).
-pub const PREFERRED_ADDRESS_TYPES: [&str; 5] = ["InternalDNS", "Hostname", "InternalIP", "ExternalDNS", "ExternalIP"];
+pub const PREFERRED_ADDRESS_TYPES: [&str; 5] =
+    ["InternalDNS", "Hostname", "InternalIP", "ExternalDNS", "ExternalIP"];
 
 /// The kubelet port when a node reports none.
 const DEFAULT_KUBELET_PORT: i64 = 10250;
@@ -74,7 +75,9 @@ fn flag(pairs: &[(String, String)], name: &str) -> bool {
 fn container_names(pod: &Value) -> Vec<String> {
     ["initContainers", "containers", "ephemeralContainers"]
         .iter()
-        .flat_map(|field| pod.pointer(&format!("/spec/{field}")).and_then(Value::as_array).cloned().unwrap_or_default())
+        .flat_map(|field| {
+            pod.pointer(&format!("/spec/{field}")).and_then(Value::as_array).cloned().unwrap_or_default()
+        })
         .filter_map(|c| c.get("name").and_then(Value::as_str).map(str::to_string))
         .collect()
 }
@@ -84,13 +87,20 @@ pub fn validate_container(pod: &Value, requested: Option<&str>) -> Result<String
     let name = pod.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
     match requested.filter(|c| !c.is_empty()) {
         Some(container) if container_names(pod).iter().any(|c| c == container) => Ok(container.to_string()),
-        Some(container) => Err(ApiError::bad_request(format!("container {container} is not valid for pod {name}"))),
+        Some(container) => {
+            Err(ApiError::bad_request(format!("container {container} is not valid for pod {name}")))
+        }
         None => {
-            let regular: Vec<&Value> =
-                pod.pointer("/spec/containers").and_then(Value::as_array).map(|a| a.iter().collect()).unwrap_or_default();
+            let regular: Vec<&Value> = pod
+                .pointer("/spec/containers")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().collect())
+                .unwrap_or_default();
             match regular.as_slice() {
                 [only] => Ok(only.get("name").and_then(Value::as_str).unwrap_or_default().to_string()),
-                [] => Err(ApiError::bad_request(format!("a container name must be specified for pod {name}"))),
+                [] => {
+                    Err(ApiError::bad_request(format!("a container name must be specified for pod {name}")))
+                }
                 _ => Err(ApiError::bad_request(format!(
                     "a container name must be specified for pod {name}, choose one of: [{}]",
                     container_names(pod).join(" ")
@@ -112,7 +122,9 @@ pub fn kubelet_authority(node: &Value) -> Result<String, ApiError> {
                 .and_then(|a| a.get("address").and_then(Value::as_str))
         })
         .ok_or_else(|| {
-            ApiError::internal(format!("Internal error occurred: no preferred addresses found; known addresses: {addresses:?}"))
+            ApiError::internal(format!(
+                "Internal error occurred: no preferred addresses found; known addresses: {addresses:?}"
+            ))
         })?;
     let port = node
         .pointer("/status/daemonEndpoints/kubeletEndpoint/Port")
@@ -135,7 +147,8 @@ async fn locate(
     let nodes = registry.find("", "v1", "nodes").ok_or_else(ApiError::no_such_path)?;
     let pod = state.api.get(&pods, "v1", Some(namespace), name).await?;
     let container = validate_container(&pod, container)?;
-    let Some(node_name) = pod.pointer("/spec/nodeName").and_then(Value::as_str).filter(|n| !n.is_empty()) else {
+    let Some(node_name) = pod.pointer("/spec/nodeName").and_then(Value::as_str).filter(|n| !n.is_empty())
+    else {
         return Ok((container, None));
     };
     let node = state.api.get(&nodes, "v1", None, node_name).await?;
@@ -164,7 +177,9 @@ pub async fn log(
     Path((namespace, name)): Path<(String, String)>,
     request: Request,
 ) -> Response {
-    log_response(&state, &namespace, &name, &query_pairs(&request)).await.unwrap_or_else(IntoResponse::into_response)
+    log_response(&state, &namespace, &name, &query_pairs(&request))
+        .await
+        .unwrap_or_else(IntoResponse::into_response)
 }
 
 async fn log_response(
@@ -184,7 +199,8 @@ async fn log_response(
     let Some(authority) = authority else {
         return Ok((StatusCode::OK, [(header::CONTENT_TYPE, "text/plain")], "").into_response());
     };
-    let url = format!("https://{authority}/containerLogs/{namespace}/{name}/{container}?{}", log_query(pairs));
+    let url =
+        format!("https://{authority}/containerLogs/{namespace}/{name}/{container}?{}", log_query(pairs));
     let response = kubelet_client()?
         .get(&url)
         .send()
@@ -216,12 +232,20 @@ fn log_query(pairs: &[(String, String)]) -> String {
 }
 
 /// `GET|POST .../pods/{name}/exec`.
-pub async fn exec(State(state): State<HttpState>, Path((namespace, name)): Path<(String, String)>, request: Request) -> Response {
+pub async fn exec(
+    State(state): State<HttpState>,
+    Path((namespace, name)): Path<(String, String)>,
+    request: Request,
+) -> Response {
     connect(&state, "exec", &namespace, &name, request).await.unwrap_or_else(IntoResponse::into_response)
 }
 
 /// `GET|POST .../pods/{name}/attach`.
-pub async fn attach(State(state): State<HttpState>, Path((namespace, name)): Path<(String, String)>, request: Request) -> Response {
+pub async fn attach(
+    State(state): State<HttpState>,
+    Path((namespace, name)): Path<(String, String)>,
+    request: Request,
+) -> Response {
     connect(&state, "attach", &namespace, &name, request).await.unwrap_or_else(IntoResponse::into_response)
 }
 
@@ -259,13 +283,14 @@ async fn connect(
     let pairs = query_pairs(&request);
     let query = kubelet_stream_query(kind, &pairs)?;
     let (container, authority) = locate(state, namespace, name, first(&pairs, "container")).await?;
-    let authority =
-        authority.ok_or_else(|| ApiError::bad_request(format!("pod {name} does not have a host assigned")))?;
+    let authority = authority
+        .ok_or_else(|| ApiError::bad_request(format!("pod {name} does not have a host assigned")))?;
     if !request.headers().contains_key(header::UPGRADE) {
         return Err(ApiError::bad_request("Upgrade request required"));
     }
     let url = format!("https://{authority}/{kind}/{namespace}/{name}/{container}?{query}");
-    let method = reqwest::Method::from_bytes(request.method().as_str().as_bytes()).unwrap_or(reqwest::Method::GET);
+    let method =
+        reqwest::Method::from_bytes(request.method().as_str().as_bytes()).unwrap_or(reqwest::Method::GET);
     let mut forwarded = reqwest::header::HeaderMap::new();
     for name in UPGRADE_HEADERS {
         for value in request.headers().get_all(name) {
@@ -277,18 +302,17 @@ async fn connect(
             }
         }
     }
-    let backend = kubelet_client()?
-        .request(method, &url)
-        .headers(forwarded)
-        .send()
-        .await
-        .map_err(|e| ApiError::internal(format!("Internal error occurred: error dialing backend: {e}")))?;
+    let backend =
+        kubelet_client()?.request(method, &url).headers(forwarded).send().await.map_err(|e| {
+            ApiError::internal(format!("Internal error occurred: error dialing backend: {e}"))
+        })?;
     let status = backend.status().as_u16();
     let headers = copy_headers(backend.headers());
     if status != 101 {
         // The kubelet refused the upgrade: its answer goes back as it is.
         let body = backend.bytes().await.unwrap_or_default();
-        let mut response = (StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY), body).into_response();
+        let mut response =
+            (StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY), body).into_response();
         response.headers_mut().extend(headers);
         return Ok(response);
     }
@@ -363,21 +387,34 @@ mod tests {
     fn stream_queries_become_the_kubelets() {
         let query = kubelet_stream_query(
             "exec",
-            &pairs(&[("command", "sh"), ("command", "-c"), ("command", "exit 3"), ("stdout", "true"), ("stderr", "true")]),
+            &pairs(&[
+                ("command", "sh"),
+                ("command", "-c"),
+                ("command", "exit 3"),
+                ("stdout", "true"),
+                ("stderr", "true"),
+            ]),
         )
         .unwrap();
         assert_eq!(query, "command=sh&command=-c&command=exit+3&output=1&error=1");
         assert_eq!(kubelet_stream_query("exec", &pairs(&[("stdout", "true")])).unwrap_err().code, 400);
         assert_eq!(kubelet_stream_query("attach", &pairs(&[("command", "x")])).unwrap_err().code, 400);
-        assert_eq!(kubelet_stream_query("attach", &pairs(&[("stdin", "1"), ("tty", "1")])).unwrap(), "input=1&tty=1");
+        assert_eq!(
+            kubelet_stream_query("attach", &pairs(&[("stdin", "1"), ("tty", "1")])).unwrap(),
+            "input=1&tty=1"
+        );
     }
 
     #[test]
     fn kubelet_errors_become_api_errors() {
-        let previous = kubelet_error(400, "previous terminated container \"main\" in pod \"p\" not found", "p");
+        let previous =
+            kubelet_error(400, "previous terminated container \"main\" in pod \"p\" not found", "p");
         assert_eq!((previous.code, previous.reason), (400, "BadRequest"));
         assert_eq!(previous.message, "previous terminated container \"main\" in pod \"p\" not found");
-        assert_eq!(kubelet_error(404, "pod \"p\" does not exist", "p").message, "the server could not find the requested resource ( pods/log p)");
+        assert_eq!(
+            kubelet_error(404, "pod \"p\" does not exist", "p").message,
+            "the server could not find the requested resource ( pods/log p)"
+        );
         assert_eq!(kubelet_error(500, "boom", "p").message, "Internal error occurred: boom");
     }
 }

@@ -18,8 +18,7 @@ use super::{
     counters::RequestCounts,
     http::{HttpState, handle},
     options::{FieldValidation, WriteOptions},
-    pod_streams,
-    tls,
+    pod_streams, tls,
     webhook_client::WebhookClient,
 };
 use crate::{registry::Registry, storage::Store};

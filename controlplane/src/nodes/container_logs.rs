@@ -32,9 +32,8 @@ impl LogOptions {
         let mut options = Self::default();
         for (key, value) in pairs {
             let flag = || matches!(value.as_str(), "true" | "1");
-            let number = |name: &str| {
-                value.parse::<i64>().map_err(|_| format!("invalid value {value:?} for {name}"))
-            };
+            let number =
+                |name: &str| value.parse::<i64>().map_err(|_| format!("invalid value {value:?} for {name}"));
             match key.as_str() {
                 "follow" => options.follow = flag(),
                 "previous" => options.previous = flag(),
@@ -69,15 +68,16 @@ pub fn pick<'a>(
         }
         .ok_or_else(|| format!("previous terminated container {container:?} in pod {pod:?} not found"));
     }
-    current.ok_or_else(|| format!("container {container:?} in pod {pod:?} is waiting to start: ContainerCreating"))
+    current.ok_or_else(|| {
+        format!("container {container:?} in pod {pod:?} is waiting to start: ContainerCreating")
+    })
 }
 
 /// Renders log lines (`first` true for the first chunk of a request, where `tailLines`
 /// applies), honouring the time filters and timestamps.
 pub fn render(lines: &[LogLine], options: &LogOptions, first: bool, now: Timestamp) -> String {
-    let since = options
-        .since_time
-        .or_else(|| options.since_seconds.and_then(|s| now.checked_sub(s.seconds()).ok()));
+    let since =
+        options.since_time.or_else(|| options.since_seconds.and_then(|s| now.checked_sub(s.seconds()).ok()));
     let kept: Vec<&LogLine> = lines.iter().filter(|l| since.is_none_or(|since| l.time >= since)).collect();
     let kept = match options.tail_lines {
         Some(tail) if first => &kept[kept.len().saturating_sub(tail)..],
@@ -178,9 +178,12 @@ mod tests {
 
     #[test]
     fn options_from_the_query() {
-        let pairs = |list: &[(&str, &str)]| list.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
+        let pairs = |list: &[(&str, &str)]| {
+            list.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>()
+        };
         let options =
-            LogOptions::from_query(&pairs(&[("follow", "true"), ("previous", "true"), ("tailLines", "5")])).unwrap();
+            LogOptions::from_query(&pairs(&[("follow", "true"), ("previous", "true"), ("tailLines", "5")]))
+                .unwrap();
         assert_eq!((options.follow, options.previous, options.tail_lines), (true, true, Some(5)));
         assert_eq!(
             LogOptions::from_query(&pairs(&[("limitBytes", "lots")])).unwrap_err(),

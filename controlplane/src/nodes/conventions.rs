@@ -208,7 +208,8 @@ mod tests {
             ..Default::default()
         };
         let env = BTreeMap::new();
-        let cases: &[(&[&str], &[&str], bool, Option<(Duration, i32)>)] = &[
+        type Case<'a> = (&'a [&'a str], &'a [&'a str], bool, Option<(Duration, i32)>);
+        let cases: &[Case] = &[
             (&[], &[], false, None),
             (&["/bin/sh", "-c"], &["sleep 2; exit 1"], false, Some((Duration::from_secs(2), 1))),
             (&[], &["sh", "-c", "exit 0"], false, Some((Duration::ZERO, 0))),

@@ -88,7 +88,8 @@ async fn container_logs_handler(
     };
     let now = k8s_openapi::jiff::Timestamp::now();
     let mut remaining = options.limit_bytes;
-    let first = container_logs::limit(container_logs::render(&chosen.logs, &options, true, now), &mut remaining);
+    let first =
+        container_logs::limit(container_logs::render(&chosen.logs, &options, true, now), &mut remaining);
     let done = !options.follow || chosen.state == ContainerState::Exited || remaining == Some(0);
     if done {
         return (StatusCode::OK, [(header::CONTENT_TYPE, "text/plain")], first).into_response();
@@ -138,16 +139,21 @@ async fn container_logs_handler(
 }
 
 /// The running container `name` of pod `namespace/pod`, or the kubelet's error response.
-fn running_container(runtime: &NodeRuntime, namespace: &str, pod: &str, name: &str) -> Result<String, Response> {
+fn running_container(
+    runtime: &NodeRuntime,
+    namespace: &str,
+    pod: &str,
+    name: &str,
+) -> Result<String, Box<Response>> {
     if !runtime.has_pod(namespace, pod) {
-        return Err(text(StatusCode::NOT_FOUND, format!("pod {pod:?} does not exist")));
+        return Err(Box::new(text(StatusCode::NOT_FOUND, format!("pod {pod:?} does not exist"))));
     }
     runtime
         .incarnations(namespace, pod, name)
         .into_iter()
         .find(|c| c.state == ContainerState::Running)
         .map(|c| c.id)
-        .ok_or_else(|| text(StatusCode::NOT_FOUND, format!("container not found ({name:?})")))
+        .ok_or_else(|| Box::new(text(StatusCode::NOT_FOUND, format!("container not found ({name:?})"))))
 }
 
 async fn exec_handler(
@@ -162,7 +168,7 @@ async fn exec_handler(
     }
     let id = match running_container(&runtime, &namespace, &pod, &container) {
         Ok(id) => id,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     tracing::debug!(%namespace, %pod, %container, ?command, "exec");
     let job: Job = Box::new(move |stdin, output| {
@@ -182,15 +188,14 @@ async fn attach_handler(
     let pairs = query_pairs(&request);
     let id = match running_container(&runtime, &namespace, &pod, &container) {
         Ok(id) => id,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     // Attached: what the process writes from now on, until it exits.
     let job: Job = Box::new(move |_stdin, output| {
         Box::pin(async move {
             let mut changes = runtime.log_changes();
             let mut sent = runtime.container(&id).map(|c| c.logs.len()).unwrap_or(0);
-            loop {
-                let Some(container) = runtime.container(&id) else { break };
+            while let Some(container) = runtime.container(&id) {
                 for line in container.logs.iter().skip(sent) {
                     let bytes = format!("{}\n", line.text).into_bytes();
                     let piece = if line.stderr { Output::Stderr(bytes) } else { Output::Stdout(bytes) };
@@ -263,7 +268,9 @@ fn upgrade(mut request: Request, streams: StreamRequest, job: Job) -> Response {
         let on_upgrade = hyper::upgrade::on(&mut request);
         tokio::spawn(async move {
             match on_upgrade.await {
-                Ok(upgraded) => spdy_server::serve(hyper_util::rt::TokioIo::new(upgraded), streams, job).await,
+                Ok(upgraded) => {
+                    spdy_server::serve(hyper_util::rt::TokioIo::new(upgraded), streams, job).await
+                }
                 Err(error) => tracing::debug!(%error, "SPDY upgrade failed"),
             }
         });

@@ -704,15 +704,15 @@ impl PodWorker {
         let (runs_for, result) = if let Some(sleep) = &hook.sleep {
             (Duration::from_secs(sleep.seconds.max(0) as u64), Ok(()))
         } else if let Some(command) = hook.exec.as_ref().and_then(|e| e.command.clone()) {
-            let (runs_for, result) = self
-                .kubelet
-                .runtime
-                .exec_plan(container_id, &command, false)
-                .unwrap_or((Some(Duration::ZERO), runtime::ExecResult {
-                    exit_code: 126,
-                    stdout: String::new(),
-                    stderr: "container not found".into(),
-                }));
+            let (runs_for, result) =
+                self.kubelet.runtime.exec_plan(container_id, &command, false).unwrap_or((
+                    Some(Duration::ZERO),
+                    runtime::ExecResult {
+                        exit_code: 126,
+                        stdout: String::new(),
+                        stderr: "container not found".into(),
+                    },
+                ));
             let outcome = if result.exit_code == 0 {
                 Ok(())
             } else {
@@ -753,7 +753,8 @@ impl PodWorker {
         };
         let code = if term_time.is_zero() { 0 } else { 137 };
         self.kubelet.runtime.exit_container(&id, code, if code == 0 { "Completed" } else { "Error" });
-        let policy = pod.spec.as_ref().and_then(|s| s.restart_policy.clone()).unwrap_or_else(|| "Always".into());
+        let policy =
+            pod.spec.as_ref().and_then(|s| s.restart_policy.clone()).unwrap_or_else(|| "Always".into());
         self.on_exit(index, code, &policy, &Self::pod_label(pod));
         let slot = &mut self.slots[index];
         if let RunState::Waiting { reason, .. } = &slot.record.state

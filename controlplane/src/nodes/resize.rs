@@ -158,7 +158,13 @@ mod tests {
         let cases = [
             ("100m", "100Mi", None),
             ("8", "32Gi", None),
-            ("100", "1000Gi", Some("Node didn't have enough capacity: memory, requested: 1073741824000, capacity: 34359738368")),
+            (
+                "100",
+                "1000Gi",
+                Some(
+                    "Node didn't have enough capacity: memory, requested: 1073741824000, capacity: 34359738368",
+                ),
+            ),
             ("100", "1Gi", Some("Node didn't have enough capacity: cpu, requested: 100000, capacity: 8000")),
             ("8001m", "1Gi", Some("Node didn't have enough capacity: cpu, requested: 8001, capacity: 8000")),
         ];

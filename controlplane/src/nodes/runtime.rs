@@ -249,7 +249,13 @@ impl NodeRuntime {
     pub fn new(node: &str, timing: PullTiming) -> Self {
         let (events, _) = broadcast::channel(1024);
         let (log_changes, _) = watch::channel(0);
-        Self { node: node.to_string(), timing, state: Arc::default(), events, log_changes: Arc::new(log_changes) }
+        Self {
+            node: node.to_string(),
+            timing,
+            state: Arc::default(),
+            events,
+            log_changes: Arc::new(log_changes),
+        }
     }
 
     /// The node name.
@@ -431,7 +437,10 @@ impl NodeRuntime {
             logs: vec![LogLine {
                 time: k8s_openapi::jiff::Timestamp::now(),
                 stderr: false,
-                text: format!("kruise-sim: started container {name} (image {}, restart {attempt})", image.reference),
+                text: format!(
+                    "kruise-sim: started container {name} (image {}, restart {attempt})",
+                    image.reference
+                ),
             }],
         };
         let mut state = self.state.lock();

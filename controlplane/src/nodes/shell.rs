@@ -47,9 +47,9 @@ pub struct Outcome {
 /// shell builtins whose effect the simulation does not model).
 const QUIET: &[&str] = &[
     "[", "awk", "basename", "cd", "chmod", "chown", "cp", "curl", "cut", "date", "df", "dirname", "du",
-    "export", "find", "grep", "head", "hostname", "id", "kill", "killall", "ln", "ls", "mkdir", "mv",
-    "nc", "nslookup", "ping", "ps", "pwd", "rm", "sed", "set", "sort", "stat", "sync", "tee", "test",
-    "touch", "tr", "trap", "uname", "uniq", "unset", "wait", "wc", "wget", "whoami", "xargs",
+    "export", "find", "grep", "head", "hostname", "id", "kill", "killall", "ln", "ls", "mkdir", "mv", "nc",
+    "nslookup", "ping", "ps", "pwd", "rm", "sed", "set", "sort", "stat", "sync", "tee", "test", "touch",
+    "tr", "trap", "uname", "uniq", "unset", "wait", "wc", "wget", "whoami", "xargs",
 ];
 
 /// Shells: `sh -c SCRIPT` runs the script; `sh FILE` runs a script of the image.
@@ -57,8 +57,21 @@ const SHELLS: &[&str] = &["sh", "bash", "ash", "dash", "zsh"];
 
 /// Programs the simulated shell knows besides [`QUIET`] and [`SHELLS`].
 const KNOWN: &[&str] = &[
-    "sleep", "exit", "true", ":", "false", "echo", "printf", "env", "printenv", "read", "cat", "tail", "nginx",
-    "httpd", "redis-server",
+    "sleep",
+    "exit",
+    "true",
+    ":",
+    "false",
+    "echo",
+    "printf",
+    "env",
+    "printenv",
+    "read",
+    "cat",
+    "tail",
+    "nginx",
+    "httpd",
+    "redis-server",
 ];
 
 /// What `argv` does when run the way `mode` says.
@@ -247,7 +260,9 @@ impl<'a> State<'a> {
                 }
                 _ => {
                     let mut name = String::new();
-                    while let Some(next) = chars.peek().copied().filter(|c| c.is_ascii_alphanumeric() || *c == '_') {
+                    while let Some(next) =
+                        chars.peek().copied().filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    {
                         name.push(next);
                         chars.next();
                     }
@@ -354,23 +369,21 @@ impl<'a> State<'a> {
                 self.stdout.push_str(&format.replace("\\n", "\n").replace("\\t", "\t"));
                 self.status = 0;
             }
-            "env" | "printenv" => {
-                match args.first() {
-                    Some(var) if name == "printenv" => match self.context.env.get(var) {
-                        Some(value) => {
-                            self.stdout.push_str(&format!("{value}\n"));
-                            self.status = 0;
-                        }
-                        None => self.status = 1,
-                    },
-                    _ => {
-                        for (key, value) in &self.context.env {
-                            self.stdout.push_str(&format!("{key}={value}\n"));
-                        }
+            "env" | "printenv" => match args.first() {
+                Some(var) if name == "printenv" => match self.context.env.get(var) {
+                    Some(value) => {
+                        self.stdout.push_str(&format!("{value}\n"));
                         self.status = 0;
                     }
+                    None => self.status = 1,
+                },
+                _ => {
+                    for (key, value) in &self.context.env {
+                        self.stdout.push_str(&format!("{key}={value}\n"));
+                    }
+                    self.status = 0;
                 }
-            }
+            },
             "read" => self.wait_for_input(1),
             "cat" if args.is_empty() || args.iter().all(|a| a == "-") => self.wait_for_input(0),
             "tail" if args.iter().any(|a| a == "-f" || a == "-F") => self.forever = true,
@@ -450,9 +463,11 @@ fn redirections(argv: &[String]) -> (Vec<String>, Redirect) {
 /// `sleep` operands: a number with an optional `s`, `m`, `h` or `d` suffix.
 fn sleep_time(text: &str) -> Option<Duration> {
     match text.strip_suffix('d') {
-        Some(days) => days.parse::<f64>().ok().filter(|d| d.is_finite() && *d >= 0.0).map(|d| {
-            Duration::from_secs_f64((d * 86_400.0).min(u32::MAX as f64))
-        }),
+        Some(days) => days
+            .parse::<f64>()
+            .ok()
+            .filter(|d| d.is_finite() && *d >= 0.0)
+            .map(|d| Duration::from_secs_f64((d * 86_400.0).min(u32::MAX as f64))),
         None => parse_duration(text),
     }
 }
@@ -512,10 +527,8 @@ mod tests {
 
     #[test]
     fn output_and_input() {
-        let context = Context {
-            env: BTreeMap::from([("NAME".to_string(), "web".to_string())]),
-            stdin: false,
-        };
+        let context =
+            Context { env: BTreeMap::from([("NAME".to_string(), "web".to_string())]), stdin: false };
         let echo = run(&argv(&["sh", "-c", "echo \"hi $NAME\"; echo -n ${NAME}!"]), Mode::Exec, &context);
         assert_eq!(echo.stdout, "hi web\nweb!");
         let status = run(&argv(&["sh", "-c", "false; echo $?"]), Mode::Exec, &context);
@@ -526,7 +539,11 @@ mod tests {
         assert_eq!((missing.exit_code, missing.stderr.as_str()), (127, "sh: failed: not found\n"));
         let direct = run(&argv(&["failed", "-ef"]), Mode::Exec, &context);
         assert_eq!(direct.exit_code, 126);
-        assert!(direct.stderr.contains("exec: \"failed\": executable file not found in $PATH"), "{}", direct.stderr);
+        assert!(
+            direct.stderr.contains("exec: \"failed\": executable file not found in $PATH"),
+            "{}",
+            direct.stderr
+        );
         assert_eq!(run(&argv(&["cat"]), Mode::Exec, &context).runs_for, secs(0), "EOF at once");
         let interactive = Context { stdin: true, ..context };
         assert_eq!(run(&argv(&["/bin/bash", "-c", "read -p wait"]), Mode::Main, &interactive).runs_for, None);

@@ -158,9 +158,8 @@ pub async fn kubelet_conventions(scene: Scene) -> Result<(), Skip> {
     failed_by_hand.metadata.resource_version = None;
     failed_by_hand.status.as_mut().unwrap().phase = Some("Failed".into());
     pods.api.replace_status("marked", &PostParams::default(), &failed_by_hand).await.unwrap();
-    let torn_down = pods
-        .wait("marked", "torn down", |p| terminated(p, "main", false).is_some() && !is_ready(p))
-        .await;
+    let torn_down =
+        pods.wait("marked", "torn down", |p| terminated(p, "main", false).is_some() && !is_ready(p)).await;
     assert_eq!(phase(&torn_down), Some("Failed"));
     let until = Instant::now() + Duration::from_secs(3);
     while Instant::now() < until {
@@ -170,7 +169,11 @@ pub async fn kubelet_conventions(scene: Scene) -> Result<(), Skip> {
     }
     scene.observe(
         "marked",
-        (phase(&torn_down), condition(&torn_down, "Ready").map(|c| c.0), find_container(&torn_down, "main").map(|c| c.restart_count)),
+        (
+            phase(&torn_down),
+            condition(&torn_down, "Ready").map(|c| c.0),
+            find_container(&torn_down, "main").map(|c| c.restart_count),
+        ),
     );
 
     // Infeasible resize: not applied, reported as the kubelet does, kept across a restart.

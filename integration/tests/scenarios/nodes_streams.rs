@@ -86,7 +86,8 @@ pub async fn kubectl_exec_and_logs(scene: Scene) -> Result<(), Skip> {
     let failed = kubectl(&scene, &["exec", "shell", "--", "sh", "-c", "exit 3"], "").await;
     assert_eq!(failed.status.code(), Some(3), "{:?}", outcome(&failed));
     assert!(text(&failed.stderr).contains("command terminated with exit code 3"), "{:?}", outcome(&failed));
-    let echoed = kubectl(&scene, &["exec", "shell", "--", "sh", "-c", "echo $GREETING; echo oops >&2"], "").await;
+    let echoed =
+        kubectl(&scene, &["exec", "shell", "--", "sh", "-c", "echo $GREETING; echo oops >&2"], "").await;
     assert_eq!(echoed.status.code(), Some(0), "{:?}", outcome(&echoed));
     assert_eq!(text(&echoed.stdout), "hello\n");
     let piped = kubectl(&scene, &["exec", "-i", "shell", "--", "cat"], "abc\n").await;
@@ -116,7 +117,8 @@ pub async fn kubectl_exec_and_logs(scene: Scene) -> Result<(), Skip> {
         outcome(&logs),
         (
             Some(0),
-            "kruise-sim: started container main (image docker.io/library/busybox:1.36, restart 0)\nbooted\n".to_string(),
+            "kruise-sim: started container main (image docker.io/library/busybox:1.36, restart 0)\nbooted\n"
+                .to_string(),
             String::new()
         )
     );
@@ -125,11 +127,13 @@ pub async fn kubectl_exec_and_logs(scene: Scene) -> Result<(), Skip> {
     let no_previous = kubectl(&scene, &["logs", "shell", "--previous"], "").await;
     assert_ne!(no_previous.status.code(), Some(0));
     assert!(
-        text(&no_previous.stderr).contains("previous terminated container \"main\" in pod \"shell\" not found"),
+        text(&no_previous.stderr)
+            .contains("previous terminated container \"main\" in pod \"shell\" not found"),
         "{:?}",
         outcome(&no_previous)
     );
-    pods.wait("flaky", "restarted", |p| find_container(p, "main").is_some_and(|c| c.restart_count >= 1)).await;
+    pods.wait("flaky", "restarted", |p| find_container(p, "main").is_some_and(|c| c.restart_count >= 1))
+        .await;
     let previous = kubectl(&scene, &["logs", "flaky", "--previous"], "").await;
     let previous_lines: Vec<String> = text(&previous.stdout).lines().map(str::to_string).collect();
     assert_eq!(previous.status.code(), Some(0), "{:?}", outcome(&previous));
@@ -162,7 +166,10 @@ pub async fn kubectl_exec_and_logs(scene: Scene) -> Result<(), Skip> {
             String::new()
         )
     );
-    assert!(followed_for >= Duration::from_millis(500), "-f returned after {followed_for:?}, before the exit");
+    assert!(
+        followed_for >= Duration::from_millis(500),
+        "-f returned after {followed_for:?}, before the exit"
+    );
     scene.observe(
         "logs",
         json!({

@@ -76,7 +76,9 @@ pub async fn run(
             }
             return ExecEnd::Exited(0);
         }
-        (Some(input), _, _) if interactive_shell => return shell_session(runtime, container_id, input, &output).await,
+        (Some(input), _, _) if interactive_shell => {
+            return shell_session(runtime, container_id, input, &output).await;
+        }
         _ => {}
     }
     let Some((runs_for, result)) = runtime.exec_plan(container_id, command, stdin.is_some()) else {
@@ -183,7 +185,8 @@ mod tests {
         let (runtime, id) = runtime_with_container();
         let (tx, rx) = mpsc::channel(16);
         let started = std::time::Instant::now();
-        let end = run(&runtime, &id, &argv(&["sh", "-c", "echo $GREETING; sleep 0.3; exit 4"]), None, tx).await;
+        let end =
+            run(&runtime, &id, &argv(&["sh", "-c", "echo $GREETING; sleep 0.3; exit 4"]), None, tx).await;
         assert_eq!(end, ExecEnd::Exited(4));
         assert!(started.elapsed() >= Duration::from_millis(300));
         assert_eq!(collect(rx).await, vec![Output::Stdout(b"hi\n".to_vec())]);

@@ -261,7 +261,8 @@ impl HeaderCodec {
         if buffer.len() < 8 {
             return Ok(None);
         }
-        let word = |at: usize| u32::from_be_bytes([buffer[at], buffer[at + 1], buffer[at + 2], buffer[at + 3]]);
+        let word =
+            |at: usize| u32::from_be_bytes([buffer[at], buffer[at + 1], buffer[at + 2], buffer[at + 3]]);
         let first = word(0);
         let flags = buffer[4];
         let length = (word(4) & 0xff_ffff) as usize;

@@ -31,7 +31,10 @@ pub fn negotiate<'a>(offers: impl IntoIterator<Item = &'a str>) -> Option<&'stat
 /// How many streams the client opens for a request: the error stream, one per requested
 /// channel, and the resize stream of a terminal.
 pub fn expected_streams(request: StreamRequest) -> usize {
-    1 + usize::from(request.stdin) + usize::from(request.stdout) + usize::from(request.stderr) + usize::from(request.tty)
+    1 + usize::from(request.stdin)
+        + usize::from(request.stdout)
+        + usize::from(request.stderr)
+        + usize::from(request.tty)
 }
 
 /// Serves one upgraded connection.
@@ -123,7 +126,8 @@ where
         }
         for kind in ["stdout", "stderr", "error"] {
             if let Some(&id) = streams.get(kind) {
-                let _ = out_frames.send(Frame::Data { stream_id: id, flags: FLAG_FIN, data: Vec::new() }).await;
+                let _ =
+                    out_frames.send(Frame::Data { stream_id: id, flags: FLAG_FIN, data: Vec::new() }).await;
             }
         }
     }
@@ -134,7 +138,11 @@ where
 
 /// Handles a frame that is not stream data: replies to new streams and pings. False when the
 /// connection must end.
-async fn answer_control(frame: &Frame, out: &mpsc::Sender<Frame>, streams: &mut HashMap<String, u32>) -> bool {
+async fn answer_control(
+    frame: &Frame,
+    out: &mpsc::Sender<Frame>,
+    streams: &mut HashMap<String, u32>,
+) -> bool {
     match frame {
         Frame::SynStream { stream_id, headers, .. } => {
             let kind = header(headers, "streamtype").unwrap_or_default().to_string();
@@ -208,7 +216,10 @@ mod tests {
         assert_eq!(negotiate(["v3.channel.k8s.io", "channel.k8s.io"]), None);
         let request = StreamRequest { stdin: false, stdout: true, stderr: true, tty: false };
         assert_eq!(expected_streams(request), 3);
-        assert_eq!(expected_streams(StreamRequest { stdin: true, stdout: true, stderr: false, tty: true }), 4);
+        assert_eq!(
+            expected_streams(StreamRequest { stdin: true, stdout: true, stderr: false, tty: true }),
+            4
+        );
     }
 
     /// A client as client-go's SPDY executor behaves: it opens the streams, sends stdin, reads
