@@ -62,9 +62,13 @@ pub fn pick<'a>(
 ) -> Result<&'a Container, String> {
     let current = incarnations.first();
     if previous {
+        // The container before the current one; an exited one about to be restarted already is
+        // the previous one (the kubelet reads it from `lastState`).
         return match current {
             Some(current) if current.state == ContainerState::Running => incarnations.get(1),
-            _ => None,
+            Some(current) if current.restart_pending => Some(current),
+            Some(_) => incarnations.get(1),
+            None => None,
         }
         .ok_or_else(|| format!("previous terminated container {container:?} in pod {pod:?} not found"));
     }
@@ -135,6 +139,7 @@ mod tests {
             annotations: BTreeMap::new(),
             env: BTreeMap::new(),
             logs: Vec::new(),
+            restart_pending: false,
         }
     }
 
@@ -156,6 +161,8 @@ mod tests {
             "container \"main\" in pod \"p\" is waiting to start: ContainerCreating"
         );
         assert!(pick(&[running], "main", "p", true).is_err());
+        let restarting = Container { restart_pending: true, ..incarnation("old", ContainerState::Exited) };
+        assert_eq!(pick(std::slice::from_ref(&restarting), "main", "p", true).unwrap().id, "old");
     }
 
     #[test]

@@ -862,6 +862,7 @@ mod tests {
             annotations: map(&[("io.kubernetes.container.hash", "abc")]),
             env: BTreeMap::new(),
             logs: Vec::new(),
+            restart_pending: false,
         }
     }
 

@@ -393,6 +393,7 @@ impl PodWorker {
                         annotations: BTreeMap::new(),
                         env: literal.clone(),
                         logs: Vec::new(),
+                        restart_pending: false,
                     });
                     let behaviour = conventions::behaviour(&literal);
                     let elapsed = Duration::from_secs_f64(
@@ -995,6 +996,7 @@ impl PodWorker {
             slot.done = true;
             return;
         }
+        self.kubelet.runtime.mark_restart_pending(&live.runtime_id);
         slot.record.last_termination = Some(termination);
         slot.record.restart_count += 1;
         slot.record.started = false;
@@ -1072,6 +1074,7 @@ impl PodWorker {
             code,
             if code == 0 { "Completed" } else { "Error" },
         );
+        self.kubelet.runtime.mark_restart_pending(&live.runtime_id);
         let slot = &mut self.slots[index];
         let started_at = match &slot.record.state {
             RunState::Running { started_at } => Some(*started_at),

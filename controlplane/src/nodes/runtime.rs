@@ -91,6 +91,9 @@ pub struct Container {
     /// What this incarnation wrote (its log: the simulated start and stop lines and what its
     /// command prints).
     pub logs: Vec<LogLine>,
+    /// Exited, and the kubelet will start a new incarnation (its restart policy says so): then
+    /// this one is the "previous" container whose logs `--previous` shows.
+    pub restart_pending: bool,
 }
 
 /// One line a container wrote.
@@ -442,6 +445,7 @@ impl NodeRuntime {
                     image.reference
                 ),
             }],
+            restart_pending: false,
         };
         let mut state = self.state.lock();
         // One exited incarnation is kept per name (the kubelet's garbage collection keeps one
@@ -473,6 +477,13 @@ impl NodeRuntime {
             }
         }
         self.log_changes.send_modify(|n| *n += 1);
+    }
+
+    /// Marks an exited container as about to be replaced by a new incarnation.
+    pub fn mark_restart_pending(&self, id: &str) {
+        if let Some(container) = self.state.lock().containers.get_mut(id) {
+            container.restart_pending = container.state == ContainerState::Exited;
+        }
     }
 
     /// Changes whenever a log grows or a container exits (for `kubectl logs -f`).
