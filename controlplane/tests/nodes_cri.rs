@@ -526,7 +526,9 @@ async fn exec_sync_runs_scripted_commands_and_prints_env() {
     assert_eq!((failing.exit_code, String::from_utf8(failing.stderr).unwrap().as_str()), (3, "db down\n"));
     let env = exec(&["env"]).await.unwrap().into_inner();
     assert_eq!(String::from_utf8(env.stdout).unwrap(), "POD_NAME=web-0\nTIER=front\n");
-    assert_eq!(exec(&["sh", "-c", "7"]).await.unwrap().into_inner().exit_code, 7);
+    assert_eq!(exec(&["sh", "-c", "exit 7"]).await.unwrap().into_inner().exit_code, 7);
+    let missing = exec(&["sh", "-c", "failed /"]).await.unwrap().into_inner();
+    assert_eq!((missing.exit_code, missing.stderr.as_slice()), (127, &b"sh: failed: not found\n"[..]));
     assert_eq!(exec(&["true"]).await.unwrap().into_inner().exit_code, 0);
     assert_eq!(exec(&[]).await.unwrap_err().code(), Code::InvalidArgument);
 

@@ -178,6 +178,10 @@ impl RealControlPlane {
                 "--allow-privileged=true".to_string(),
                 // The default admission plugins, ServiceAccount included (kube-controller-manager
                 // makes the accounts), as on any cluster and as the embedded server admits pods.
+                // Simulated kubelets serve logs and exec on loopback, advertised as their
+                // InternalDNS address (their InternalIP is not a real host).
+                "--kubelet-preferred-address-types=InternalDNS,Hostname,InternalIP,ExternalDNS,ExternalIP"
+                    .to_string(),
             ],
         )?;
         let readyz = &format!("{url}/readyz");

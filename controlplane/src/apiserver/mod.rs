@@ -19,6 +19,7 @@ pub mod openapi_protobuf;
 pub mod options;
 pub mod protobuf;
 pub mod pod_admission;
+pub mod pod_streams;
 pub mod request;
 pub mod respond;
 pub mod scale_validation;

@@ -20,7 +20,7 @@ use super::{
     metrics::{ApiMetrics, instrument, metrics_response},
     options::{FieldValidation, WriteOptions},
     pod_admission::SYSTEM_PRIORITY_CLASSES,
-    tls,
+    pod_streams, tls,
     webhook_client::WebhookClient,
 };
 use crate::{registry::Registry, storage::Store};
@@ -130,8 +130,12 @@ impl ApiServer {
         };
         let metrics = ApiMetrics::new();
         let served = metrics.clone();
+        let pod = "/api/v1/namespaces/{namespace}/pods/{name}";
         let router = Router::new()
             .route("/metrics", get(move || std::future::ready(metrics_response(&served))))
+            .route(&format!("{pod}/log"), axum::routing::get(pod_streams::log))
+            .route(&format!("{pod}/exec"), axum::routing::any(pod_streams::exec))
+            .route(&format!("{pod}/attach"), axum::routing::any(pod_streams::attach))
             .fallback(handle)
             .with_state(state)
             .layer(axum::middleware::from_fn_with_state(metrics, instrument));

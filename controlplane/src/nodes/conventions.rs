@@ -6,6 +6,8 @@ use std::{collections::BTreeMap, time::Duration};
 
 use k8s_openapi::api::core::v1::Container;
 
+use super::shell;
+
 /// `KRUISE_SIM_EXIT_AFTER=<duration>`: the container exits this long after it started.
 pub const ENV_EXIT_AFTER: &str = "KRUISE_SIM_EXIT_AFTER";
 /// `KRUISE_SIM_EXIT_CODE=<n>`: the exit code when it exits (default 0).
@@ -106,15 +108,42 @@ pub fn pre_stop_duration(container: &Container) -> Duration {
     exec_duration(&command)
 }
 
-/// How long an exec runs in a simulated container: `sleep N` (also inside `sh -c "..."`)
-/// takes N (a duration as [`parse_duration`] reads it); anything else returns at once.
+/// What "never ends" is cut to where a duration is needed (a year): an exec or hook that
+/// blocks forever is bounded by a timeout or grace period long before.
+pub const FOREVER: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// How long an exec runs in a simulated container, by the simulated shell
+/// ([`super::shell`]): `sleep N` (also inside `sh -c "..."`) takes N, `tail -f` runs
+/// [`FOREVER`]; anything else returns at once.
 pub fn exec_duration(command: &[String]) -> Duration {
-    let words: Vec<&str> = command.iter().flat_map(|part| part.split_whitespace()).collect();
-    words
-        .windows(2)
-        .find(|pair| pair[0] == "sleep")
-        .and_then(|pair| parse_duration(pair[1]))
-        .unwrap_or_default()
+    shell::run(command, shell::Mode::Exec, &shell::Context::default()).runs_for.unwrap_or(FOREVER)
+}
+
+/// The program a container runs: its `command` with `args`, or its `args` alone (an image
+/// without an entrypoint, as busybox); empty when it runs the image's own default.
+pub fn process_argv(container: &Container) -> Vec<String> {
+    let command = container.command.clone().unwrap_or_default();
+    let args = container.args.clone().unwrap_or_default();
+    command.into_iter().chain(args).collect()
+}
+
+/// When and how a container's own process exits by itself, from its command (`sh -c "sleep
+/// 10; exit 1"` exits with 1 after 10 s, `true` at once with 0; a server or the image's
+/// default command never does): `None` when it runs until stopped.
+pub fn process_exit(container: &Container, env: &BTreeMap<String, String>) -> Option<(Duration, i32)> {
+    let outcome = process_outcome(container, env)?;
+    outcome.runs_for.map(|after| (after, outcome.exit_code))
+}
+
+/// What a container's own process does by the simulated shell (how long it runs, its exit
+/// code, what it prints); `None` when it runs the image's default command.
+pub fn process_outcome(container: &Container, env: &BTreeMap<String, String>) -> Option<shell::Outcome> {
+    let argv = process_argv(container);
+    if argv.is_empty() {
+        return None;
+    }
+    let context = shell::Context { env: env.clone(), stdin: container.stdin.unwrap_or(false) };
+    Some(shell::run(&argv, shell::Mode::Main, &context))
 }
 
 #[cfg(test)]
@@ -167,6 +196,33 @@ mod tests {
         assert_eq!(behaviour(&env(&[(ENV_PULL_SECONDS, "4")])).pull_time, Some(Duration::from_secs(4)));
         assert_eq!(behaviour(&env(&[(ENV_TERM_SECONDS, "10")])).term_time, Duration::from_secs(10));
         assert_eq!(behaviour(&env(&[(ENV_EXIT_CODE, "1")])).exit, None, "a code alone does not exit");
+    }
+
+    #[test]
+    fn processes_exit_by_their_command() {
+        let with = |command: &[&str], args: &[&str], stdin: bool| Container {
+            name: "c".into(),
+            command: (!command.is_empty()).then(|| command.iter().map(|s| s.to_string()).collect()),
+            args: (!args.is_empty()).then(|| args.iter().map(|s| s.to_string()).collect()),
+            stdin: Some(stdin),
+            ..Default::default()
+        };
+        let env = BTreeMap::new();
+        type Case<'a> = (&'a [&'a str], &'a [&'a str], bool, Option<(Duration, i32)>);
+        let cases: &[Case] = &[
+            (&[], &[], false, None),
+            (&["/bin/sh", "-c"], &["sleep 2; exit 1"], false, Some((Duration::from_secs(2), 1))),
+            (&[], &["sh", "-c", "exit 0"], false, Some((Duration::ZERO, 0))),
+            (&["/bin/sh", "-c", "sleep 10000000"], &[], false, Some((Duration::from_secs(10_000_000), 0))),
+            (&["/bin/bash", "-c", "read -p wait"], &[], true, None),
+            (&["/bin/bash", "-c", "read -p wait"], &[], false, Some((Duration::ZERO, 1))),
+            (&["tail", "-f", "/dev/null"], &[], false, None),
+            (&["false"], &[], false, Some((Duration::ZERO, 1))),
+        ];
+        for (command, args, stdin, expected) in cases {
+            assert_eq!(process_exit(&with(command, args, *stdin), &env), *expected, "{command:?} {args:?}");
+        }
+        assert_eq!(exec_duration(&["tail".into(), "-f".into(), "/dev/null".into()]), FOREVER);
     }
 
     #[test]

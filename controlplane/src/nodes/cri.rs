@@ -580,10 +580,11 @@ impl RuntimeService for CriServer {
         if request.cmd.is_empty() {
             return Err(Status::invalid_argument("cmd must not be empty"));
         }
-        self.runtime
-            .container(&request.container_id)
+        let (runs_for, result) = self
+            .runtime
+            .exec_plan(&request.container_id, &request.cmd, false)
             .ok_or_else(|| container_not_found(&request.container_id))?;
-        let runs_for = super::conventions::exec_duration(&request.cmd);
+        let runs_for = runs_for.unwrap_or(super::conventions::FOREVER);
         if !runs_for.is_zero() {
             let limit =
                 u64::try_from(request.timeout).ok().filter(|t| *t > 0).map(std::time::Duration::from_secs);
@@ -598,10 +599,6 @@ impl RuntimeService for CriServer {
                 _ => tokio::time::sleep(runs_for).await,
             }
         }
-        let result = self
-            .runtime
-            .exec(&request.container_id, &request.cmd)
-            .ok_or_else(|| container_not_found(&request.container_id))?;
         Ok(Response::new(cri::ExecSyncResponse {
             stdout: result.stdout.into_bytes(),
             stderr: result.stderr.into_bytes(),
@@ -864,6 +861,8 @@ mod tests {
             labels: map(&[(LABEL_CONTAINER_NAME, "main"), (LABEL_POD_UID, "uid-1")]),
             annotations: map(&[("io.kubernetes.container.hash", "abc")]),
             env: BTreeMap::new(),
+            logs: Vec::new(),
+            restart_pending: false,
         }
     }
 

@@ -123,6 +123,10 @@ pub struct NodeConfig {
     pub timing: NodeTiming,
     /// Serve the CRI on this unix socket.
     pub cri_socket: Option<PathBuf>,
+    /// Port of the kubelet's HTTPS server (logs, exec, attach), as reported in
+    /// `status.daemonEndpoints`; [`SimulatedNode::start`] sets it to the free loopback port
+    /// it binds.
+    pub kubelet_port: u16,
 }
 
 impl NodeConfig {
@@ -138,6 +142,7 @@ impl NodeConfig {
             capacity: NodeCapacity::default(),
             timing: NodeTiming::default(),
             cri_socket: None,
+            kubelet_port: 10250,
         }
     }
 
@@ -183,6 +188,14 @@ pub enum NodeError {
         node: String,
         /// API error.
         source: kube::Error,
+    },
+    /// The kubelet's HTTPS server could not listen.
+    #[error("serving the kubelet endpoints of node {node}: {message}")]
+    KubeletServer {
+        /// Node name.
+        node: String,
+        /// What failed.
+        message: String,
     },
     /// The CRI socket could not be served.
     #[error("serving the CRI of node {node}: {message}")]
@@ -280,8 +293,14 @@ pub struct SimulatedNode {
 
 impl SimulatedNode {
     /// Registers the node and starts its kubelet (and CRI server when configured).
-    pub async fn start(client: Client, config: NodeConfig) -> Result<Self, NodeError> {
+    pub async fn start(client: Client, mut config: NodeConfig) -> Result<Self, NodeError> {
         let runtime = NodeRuntime::new(&config.name, config.timing.pull.clone());
+        let server_error = |error: std::io::Error| NodeError::KubeletServer {
+            node: config.name.clone(),
+            message: error.to_string(),
+        };
+        let listener = super::kubelet_server::bind().await.map_err(server_error)?;
+        config.kubelet_port = listener.local_addr().map_err(server_error)?.port();
         register(&client, &config, &runtime).await?;
         let (ready_tx, ready_rx) = watch::channel(true);
         let reporter = Reporter { controller: "kubelet".into(), instance: Some(config.name.clone()) };
@@ -300,6 +319,19 @@ impl SimulatedNode {
             tokio::spawn(watch_node(kubelet.clone(), ready_tx)),
             tokio::spawn(run_pods(kubelet.clone())),
         ];
+        {
+            let runtime = runtime.clone();
+            let mut stop_server = stop_rx.clone();
+            let name = config.name.clone();
+            tasks.push(tokio::spawn(async move {
+                let shutdown = async move {
+                    let _ = stop_server.wait_for(|stop| *stop).await;
+                };
+                if let Err(error) = super::kubelet_server::serve(listener, runtime, shutdown).await {
+                    tracing::error!(node = %name, %error, "the kubelet server stopped");
+                }
+            }));
+        }
         if let Some(socket) = &config.cri_socket {
             let socket = socket.clone();
             let runtime = runtime.clone();
@@ -412,12 +444,16 @@ pub fn node_status(
             ),
             ready_condition,
         ]),
+        // The kubelet server listens on loopback: API servers reach it through the
+        // `InternalDNS` address (kube-apiserver with `--kubelet-preferred-address-types`
+        // starting with InternalDNS; the embedded API server prefers it by default).
         addresses: Some(vec![
             NodeAddress { type_: "InternalIP".into(), address: config.internal_ip().to_string() },
+            NodeAddress { type_: "InternalDNS".into(), address: super::kubelet_server::KUBELET_HOST.into() },
             NodeAddress { type_: "Hostname".into(), address: config.name.clone() },
         ]),
         daemon_endpoints: Some(NodeDaemonEndpoints {
-            kubelet_endpoint: Some(DaemonEndpoint { port: 10250 }),
+            kubelet_endpoint: Some(DaemonEndpoint { port: i32::from(config.kubelet_port) }),
         }),
         node_info: Some(NodeSystemInfo {
             architecture: "amd64".into(),

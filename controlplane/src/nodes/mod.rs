@@ -3,16 +3,21 @@
 //! the embedded API server and against a real kube-apiserver, in process or as a separate
 //! process started with a kubeconfig.
 
+pub mod container_logs;
 pub mod conventions;
 pub mod cri;
 pub mod env;
 pub mod kubelet;
+pub mod kubelet_server;
 pub mod placement;
 pub mod pod_status;
 mod pod_worker;
 pub mod pull_secrets;
+pub mod resize;
 pub mod runtime;
 pub mod scheduler;
+pub mod shell;
+pub mod streaming;
 
 use std::path::PathBuf;
 

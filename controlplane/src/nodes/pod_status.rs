@@ -70,8 +70,11 @@ pub struct ContainerRecord {
     pub started: bool,
     /// Whether it is ready.
     pub ready: bool,
-    /// Resources actually applied.
+    /// Resources actually applied (what the container runs with).
     pub resources: Option<ResourceRequirements>,
+    /// Resources the kubelet admitted the container with (its allocation): the spec's until a
+    /// resize is accepted; an infeasible resize leaves it as it was.
+    pub allocated: Option<ResourceRequirements>,
 }
 
 impl ContainerRecord {
@@ -88,6 +91,7 @@ impl ContainerRecord {
             started: false,
             ready: false,
             resources: None,
+            allocated: None,
         }
     }
 
@@ -129,8 +133,12 @@ pub fn container_status(record: &ContainerRecord) -> ContainerStatus {
         },
         RunState::Terminated(termination) => termination_state(termination),
     };
-    let allocated: Option<BTreeMap<String, Quantity>> =
-        record.resources.as_ref().and_then(|r| r.requests.clone()).filter(|r| !r.is_empty());
+    let allocated: Option<BTreeMap<String, Quantity>> = record
+        .allocated
+        .as_ref()
+        .or(record.resources.as_ref())
+        .and_then(|r| r.requests.clone())
+        .filter(|r| !r.is_empty());
     ContainerStatus {
         name: record.name.clone(),
         image: record.image.clone(),

@@ -7,7 +7,9 @@
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use k8s_openapi::{
-    api::core::v1::{Container, HostIP, Pod, PodCondition, PodIP, ResourceRequirements, Secret},
+    api::core::v1::{
+        Container, HostIP, LifecycleHandler, Pod, PodCondition, PodIP, ResourceRequirements, Secret,
+    },
     apimachinery::pkg::apis::meta::v1::Time,
     jiff::Timestamp,
 };
@@ -26,9 +28,14 @@ use super::{
     env,
     kubelet::{FIELD_MANAGER, Kubelet},
     pod_status::{self, ContainerRecord, RunState, Termination},
-    pull_secrets,
+    pull_secrets, resize,
     runtime::{self, ContainerState, Image, PullError, RuntimeEvent, Sandbox},
 };
+
+/// A command as Go's `%v` prints a string slice (`[sh -c exit 1]`), as in kubelet messages.
+fn go_list(words: &[String]) -> String {
+    format!("[{}]", words.join(" "))
+}
 
 /// A container incarnation that is running in the runtime.
 struct Live {
@@ -68,7 +75,8 @@ pub(crate) struct PodWorker {
     sandbox: Option<Sandbox>,
     start_time: Option<Timestamp>,
     slots: Vec<Slot>,
-    resize: Option<PodCondition>,
+    resize_pending: Option<PodCondition>,
+    resize_in_progress: Option<PodCondition>,
     events: broadcast::Receiver<RuntimeEvent>,
     terminal: bool,
     adopted: bool,
@@ -129,15 +137,6 @@ fn resources_differ(
     changed
 }
 
-fn sum_requests(containers: &[Container], resource: &str) -> i128 {
-    containers
-        .iter()
-        .filter_map(|c| c.resources.as_ref()?.requests.as_ref()?.get(resource))
-        .filter_map(|q| kruise_crds::quantity::Quantity::parse(&q.0).ok())
-        .map(|q| q.millis())
-        .sum()
-}
-
 impl PodWorker {
     pub(crate) fn new(kubelet: Arc<Kubelet>, pod_rx: watch::Receiver<Option<Arc<Pod>>>) -> Self {
         let events = kubelet.runtime.subscribe();
@@ -148,7 +147,8 @@ impl PodWorker {
             sandbox: None,
             start_time: None,
             slots: Vec::new(),
-            resize: None,
+            resize_pending: None,
+            resize_in_progress: None,
             events,
             terminal: false,
             adopted: false,
@@ -195,6 +195,13 @@ impl PodWorker {
             if pod.metadata.deletion_timestamp.is_some() {
                 self.terminate().await;
                 return;
+            }
+            if !self.terminal && terminal_phase(&pod).is_some() {
+                // Set Failed (or Succeeded) by someone else: the kubelet tears the pod down and
+                // keeps that phase.
+                if !self.stop_all().await {
+                    return;
+                }
             }
             self.sync(&pod).await;
             self.publish().await;
@@ -357,6 +364,7 @@ impl PodWorker {
                 slot.record.ready = api_status.ready;
                 slot.record.started = api_status.started.unwrap_or(false);
                 slot.record.resources = api_status.resources.clone();
+                slot.record.allocated = api_status.resources.clone();
                 let state = api_status.state.clone().unwrap_or_default();
                 if let Some(running) = state.running {
                     let started_at = running.started_at.map(|t| t.0).unwrap_or_else(Timestamp::now);
@@ -384,6 +392,8 @@ impl PodWorker {
                         labels: container_labels(pod, &container.name),
                         annotations: BTreeMap::new(),
                         env: literal.clone(),
+                        logs: Vec::new(),
+                        restart_pending: false,
                     });
                     let behaviour = conventions::behaviour(&literal);
                     let elapsed = Duration::from_secs_f64(
@@ -450,6 +460,7 @@ impl PodWorker {
             self.publish().await;
         }
         self.process_timers(pod);
+        self.allocate_resize(pod);
 
         for container in spec.init_containers.iter().flatten() {
             let index = self.slot_index(true, container);
@@ -481,7 +492,7 @@ impl PodWorker {
                 self.ensure_running(pod, index, container).await;
             }
         }
-        self.sync_resize(pod).await;
+        self.actuate_resize(pod).await;
         let init: Vec<ContainerRecord> =
             self.slots.iter().filter(|s| s.init).map(|s| s.record.clone()).collect();
         let apps: Vec<ContainerRecord> =
@@ -606,11 +617,27 @@ impl PodWorker {
             format!("Created container: {}", container.name),
         );
         self.kubelet.event(pod, path, false, "Started", format!("Started container {}", container.name));
+        let process_started = Instant::now();
+        let started_at = Timestamp::now();
+        if let Some(outcome) = conventions::process_outcome(container, &environment) {
+            self.kubelet.runtime.append_log(&started.id, false, &outcome.stdout);
+            self.kubelet.runtime.append_log(&started.id, true, &outcome.stderr);
+        }
+        // As the kubelet: the postStart hook runs before the container counts as running, and
+        // the pod worker waits for it.
+        let hook_failure = match container.lifecycle.as_ref().and_then(|l| l.post_start.as_ref()) {
+            Some(hook) => match self.run_post_start(pod, &started.id, container, hook).await {
+                Some(outcome) => outcome.err(),
+                None => return,
+            },
+            None => None,
+        };
         let now = Instant::now();
         let behaviour = conventions::behaviour(&environment);
         let sidecar = is_sidecar(container);
-        let exit_at = match behaviour.exit {
-            Some((after, code)) => Some((now + after, code)),
+        let exit = behaviour.exit.or_else(|| conventions::process_exit(container, &environment));
+        let exit_at = match exit {
+            Some((after, code)) => Some((process_started + after, code)),
             None if init && !sidecar => Some((now + self.kubelet.config.timing.start, 0)),
             None => None,
         };
@@ -634,13 +661,18 @@ impl PodWorker {
             .as_ref()
             .filter(|p| exec_command(p).is_some())
             .map(|p| probe_start + probe_delay(Some(p)) + probe_period(p));
-        slot.record.state = RunState::Running { started_at: Timestamp::now() };
+        let slot = &mut self.slots[index];
+        slot.record.state = RunState::Running { started_at };
         slot.record.container_id = Some(format!("containerd://{}", started.id));
         slot.record.image = container.image.clone().unwrap_or_default();
         slot.record.image_id = Some(runtime::repo_digest(&image.reference, &image.id));
         slot.record.started = startup_delay.is_none() && (sidecar || !init);
         slot.record.ready = false;
-        slot.record.resources = container.resources.clone();
+        // A restart runs with what the container was allocated: an infeasible resize in the
+        // spec is not applied by restarting.
+        let resources = slot.record.allocated.clone().or_else(|| container.resources.clone());
+        slot.record.resources = resources.clone();
+        slot.record.allocated = resources;
         slot.failures = 0;
         slot.live = Some(Live {
             runtime_id: started.id,
@@ -653,7 +685,85 @@ impl PodWorker {
             next_liveness,
             liveness_failures: 0,
         });
+        if let Some(message) = hook_failure {
+            self.fail_post_start(pod, index, message);
+        }
         self.process_timers(pod);
+    }
+
+    /// Runs a container's postStart hook as the kubelet does (`exec` through the runtime,
+    /// `sleep`; an `httpGet` or `tcpSocket` hook succeeds at once): `Ok` once it finished,
+    /// `Err` with the kubelet's message when it failed, `None` when the pod was deleted
+    /// meanwhile.
+    async fn run_post_start(
+        &mut self,
+        pod: &Pod,
+        container_id: &str,
+        container: &Container,
+        hook: &LifecycleHandler,
+    ) -> Option<Result<(), String>> {
+        let (runs_for, result) = if let Some(sleep) = &hook.sleep {
+            (Duration::from_secs(sleep.seconds.max(0) as u64), Ok(()))
+        } else if let Some(command) = hook.exec.as_ref().and_then(|e| e.command.clone()) {
+            let (runs_for, result) =
+                self.kubelet.runtime.exec_plan(container_id, &command, false).unwrap_or((
+                    Some(Duration::ZERO),
+                    runtime::ExecResult {
+                        exit_code: 126,
+                        stdout: String::new(),
+                        stderr: "container not found".into(),
+                    },
+                ));
+            let outcome = if result.exit_code == 0 {
+                Ok(())
+            } else {
+                Err(format!(
+                    "Exec lifecycle hook ({}) for Container {:?} in Pod {:?} failed - error: command '{}' exited with {}: {}, message: {:?}",
+                    go_list(&command),
+                    container.name,
+                    Self::pod_label(pod),
+                    command.join(" "),
+                    result.exit_code,
+                    result.stderr,
+                    format!("{}{}", result.stdout, result.stderr),
+                ))
+            };
+            (runs_for.unwrap_or(conventions::FOREVER), outcome)
+        } else {
+            (Duration::ZERO, Ok(()))
+        };
+        let mut pod_rx = self.pod_rx.clone();
+        tokio::select! {
+            _ = tokio::time::sleep(runs_for) => Some(result),
+            _ = pod_rx.wait_for(|p| p.as_ref().is_none_or(|p| p.metadata.deletion_timestamp.is_some())) => None,
+        }
+    }
+
+    /// A failed postStart hook: the kubelet reports it and kills the container, which then
+    /// restarts per the restart policy (`PostStartHookError` until it does).
+    fn fail_post_start(&mut self, pod: &Pod, index: usize, message: String) {
+        let name = self.slots[index].record.name.clone();
+        let path = Some(field_path(self.slots[index].init, &name));
+        tracing::debug!(pod = %Self::pod_label(pod), container = %name, %message, "postStart hook failed");
+        self.kubelet.event(pod, path.clone(), true, "FailedPostStartHook", "PostStartHook failed".into());
+        self.kubelet.event(pod, path, false, "Killing", "FailedPostStartHook".into());
+        let Some((id, term_time)) =
+            self.slots[index].live.as_ref().map(|l| (l.runtime_id.clone(), l.behaviour.term_time))
+        else {
+            return;
+        };
+        let code = if term_time.is_zero() { 0 } else { 137 };
+        self.kubelet.runtime.exit_container(&id, code, if code == 0 { "Completed" } else { "Error" });
+        let policy =
+            pod.spec.as_ref().and_then(|s| s.restart_policy.clone()).unwrap_or_else(|| "Always".into());
+        self.on_exit(index, code, &policy, &Self::pod_label(pod));
+        let slot = &mut self.slots[index];
+        if let RunState::Waiting { reason, .. } = &slot.record.state
+            && reason == "ContainerCreating"
+        {
+            slot.record.state =
+                RunState::Waiting { reason: "PostStartHookError".into(), message: Some(message) };
+        }
     }
 
     /// Pulls (or finds) a container's image per its pull policy, with the pod's pull secrets.
@@ -886,6 +996,7 @@ impl PodWorker {
             slot.done = true;
             return;
         }
+        self.kubelet.runtime.mark_restart_pending(&live.runtime_id);
         slot.record.last_termination = Some(termination);
         slot.record.restart_count += 1;
         slot.record.started = false;
@@ -963,6 +1074,7 @@ impl PodWorker {
             code,
             if code == 0 { "Completed" } else { "Error" },
         );
+        self.kubelet.runtime.mark_restart_pending(&live.runtime_id);
         let slot = &mut self.slots[index];
         let started_at = match &slot.record.state {
             RunState::Running { started_at } => Some(*started_at),
@@ -984,8 +1096,62 @@ impl PodWorker {
         self.start(pod, index, container).await;
     }
 
-    /// `pods/resize`: apply new resources, restarting where the resize policy says so.
-    async fn sync_resize(&mut self, pod: &Arc<Pod>) {
+    /// The kubelet's allocation step of `pods/resize`: when the spec's resources differ from
+    /// what the running containers were allocated, the new resources are allocated if the pod
+    /// then fits the node; otherwise the allocation stays and the pod reports
+    /// `PodResizePending` (`Infeasible`, with the kubelet's message).
+    fn allocate_resize(&mut self, pod: &Pod) {
+        let spec = pod.spec.clone().unwrap_or_default();
+        let mut changed = Vec::new();
+        for container in &spec.containers {
+            let Some(index) = self.slots.iter().position(|s| !s.init && s.record.name == container.name)
+            else {
+                continue;
+            };
+            let record = &self.slots[index].record;
+            // Containers never started are allocated what the spec says when they start.
+            if record.container_id.is_none() {
+                continue;
+            }
+            if !resources_differ(record.allocated.as_ref(), container.resources.as_ref()).is_empty() {
+                changed.push((index, container.resources.clone()));
+            }
+        }
+        if changed.is_empty() {
+            self.resize_pending = None;
+            return;
+        }
+        let capacity = &self.kubelet.config.capacity;
+        match resize::check_fit(&spec, &capacity.cpu, &capacity.memory) {
+            Ok(()) => {
+                for (index, resources) in changed {
+                    self.slots[index].record.allocated = resources;
+                }
+                self.resize_pending = None;
+            }
+            Err(message) => {
+                let unchanged = self.resize_pending.as_ref().is_some_and(|c| {
+                    c.message.as_deref() == Some(message.as_str())
+                        && c.observed_generation == pod.metadata.generation
+                });
+                if !unchanged {
+                    tracing::debug!(pod = %Self::pod_label(pod), %message, "infeasible resize");
+                    self.resize_pending = Some(resize::condition(
+                        resize::PENDING,
+                        self.resize_pending.as_ref(),
+                        Some(resize::INFEASIBLE),
+                        Some(message),
+                        pod.metadata.generation,
+                        Timestamp::now(),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Applies allocated resources that the running containers do not run with yet: in place,
+    /// or by restarting the container where its `resizePolicy` says `RestartContainer`.
+    async fn actuate_resize(&mut self, pod: &Arc<Pod>) {
         let spec = pod.spec.clone().unwrap_or_default();
         let mut pending = Vec::new();
         for container in &spec.containers {
@@ -997,45 +1163,23 @@ impl PodWorker {
             if slot.live.is_none() {
                 continue;
             }
-            let changed = resources_differ(slot.record.resources.as_ref(), container.resources.as_ref());
+            let changed = resources_differ(slot.record.resources.as_ref(), slot.record.allocated.as_ref());
             if !changed.is_empty() {
                 pending.push((index, container.clone(), changed));
             }
         }
         if pending.is_empty() {
-            self.resize = None;
+            self.resize_in_progress = None;
             return;
         }
-        let capacity = &self.kubelet.config.capacity;
-        for (resource, allocatable) in [("cpu", &capacity.cpu), ("memory", &capacity.memory)] {
-            let requested = sum_requests(&spec.containers, resource);
-            let available =
-                kruise_crds::quantity::Quantity::parse(allocatable).map(|q| q.millis()).unwrap_or(i128::MAX);
-            if requested > available {
-                let (requested, available) = if resource == "cpu" {
-                    (requested, available)
-                } else {
-                    (requested / 1000, available / 1000)
-                };
-                self.resize = Some(PodCondition {
-                    type_: "PodResizePending".into(),
-                    status: "True".into(),
-                    reason: Some("Infeasible".into()),
-                    message: Some(format!(
-                        "Node didn't have enough capacity: {resource}, requested: {requested}, capacity: {available}"
-                    )),
-                    last_transition_time: Some(Time(Timestamp::now())),
-                    ..Default::default()
-                });
-                return;
-            }
-        }
-        self.resize = Some(PodCondition {
-            type_: "PodResizeInProgress".into(),
-            status: "True".into(),
-            last_transition_time: Some(Time(Timestamp::now())),
-            ..Default::default()
-        });
+        self.resize_in_progress = Some(resize::condition(
+            resize::IN_PROGRESS,
+            None,
+            None,
+            None,
+            pod.metadata.generation,
+            Timestamp::now(),
+        ));
         self.publish().await;
         tokio::time::sleep(self.kubelet.config.timing.start).await;
         for (index, container, changed) in pending {
@@ -1045,19 +1189,21 @@ impl PodWorker {
             if restart {
                 self.restart_for_change(pod, index, &container, "resources changed").await;
             } else {
-                self.slots[index].record.resources = container.resources.clone();
-                if let Some(live) = self.slots[index].live.as_mut() {
-                    live.spec.resources = container.resources.clone();
+                let slot = &mut self.slots[index];
+                slot.record.resources = slot.record.allocated.clone();
+                if let Some(live) = slot.live.as_mut() {
+                    live.spec.resources = slot.record.allocated.clone();
                 }
             }
         }
-        self.resize = None;
+        self.resize_in_progress = None;
     }
 
-    /// Deletion: stop every container within the grace period (preStop first), report the
-    /// final status, then remove the pod from the API.
-    async fn terminate(&mut self) {
-        let Some(pod) = self.watched() else { return };
+    /// The kubelet's pod teardown: every running container gets its Killing event, runs its
+    /// preStop hook and stops within the grace period (shortened when the pod is deleted
+    /// meanwhile); then they are all reported terminated. False when the kubelet stopped.
+    async fn stop_all(&mut self) -> bool {
+        let Some(pod) = self.watched() else { return true };
         let grace_of = |pod: &Pod| {
             Duration::from_secs(
                 pod.metadata
@@ -1090,7 +1236,7 @@ impl PodWorker {
                 _ = tokio::time::sleep_until(until) => break,
                 changed = self.pod_rx.changed() => {
                     if changed.is_err() {
-                        return;
+                        return false;
                     }
                     match self.watched() {
                         None => break,
@@ -1133,6 +1279,16 @@ impl PodWorker {
             }
         }
         self.terminal = true;
+        true
+    }
+
+    /// Deletion: stop every container within the grace period (preStop first), report the
+    /// final status, then remove the pod from the API.
+    async fn terminate(&mut self) {
+        let Some(pod) = self.watched() else { return };
+        if !self.stop_all().await {
+            return;
+        }
         if self.watched().is_some() {
             self.publish_terminating().await;
             let pods: Api<Pod> = Api::namespaced(
@@ -1178,6 +1334,13 @@ impl PodWorker {
             never.restart_policy = Some("Never".into());
             phase = pod_status::phase(&never, &init, &apps);
         }
+        // A pod the API shows in a terminal phase never leaves it (the kubelet forces the
+        // API's phase back), whoever wrote it there.
+        if let Some(api_phase) = terminal_phase(pod)
+            && phase != api_phase
+        {
+            phase = api_phase;
+        }
         let existing = pod.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
         let mut ours = pod_status::conditions(
             &spec,
@@ -1188,10 +1351,10 @@ impl PodWorker {
             &existing,
             Timestamp::now(),
         );
-        if let Some(resize) = &self.resize {
+        for resize in self.resize_pending.iter().chain(&self.resize_in_progress) {
             let mut resize = resize.clone();
             if let Some(previous) =
-                existing.iter().find(|c| c.type_ == resize.type_ && c.status == resize.status)
+                existing.iter().find(|c| c.type_ == resize.type_ && c.reason == resize.reason)
             {
                 resize.last_transition_time = previous.last_transition_time.clone();
             }
@@ -1229,6 +1392,10 @@ impl PodWorker {
         };
         let to = |value: Result<Value, serde_json::Error>| value.unwrap_or(Value::Null);
         set(&mut status, "phase", Value::String(phase.into()));
+        // The deprecated `status.resize` (set by kubelets before 1.33, still read by clients
+        // written for them, upstream Kruise's e2e suite among them): the pending reason.
+        let legacy_resize = self.resize_pending.as_ref().and_then(|c| c.reason.clone());
+        set(&mut status, "resize", legacy_resize.map(Value::String).unwrap_or(Value::Null));
         set(&mut status, "conditions", to(serde_json::to_value(&conditions)));
         let host_ip = self.kubelet.host_ip();
         set(&mut status, "hostIP", Value::String(host_ip.clone()));
@@ -1298,6 +1465,15 @@ impl PodWorker {
                 }
             }
         }
+    }
+}
+
+/// The pod's phase in the API when it is terminal (`Succeeded` or `Failed`).
+fn terminal_phase(pod: &Pod) -> Option<&'static str> {
+    match pod.status.as_ref()?.phase.as_deref()? {
+        "Succeeded" => Some("Succeeded"),
+        "Failed" => Some("Failed"),
+        _ => None,
     }
 }
 

@@ -11,7 +11,9 @@ use std::{
 
 use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
+
+use super::{conventions::ENV_EXEC_EXIT, shell};
 
 /// Registry host whose images always fail to pull (test convention).
 pub const FAILING_REGISTRY: &str = "invalid.example";
@@ -86,6 +88,23 @@ pub struct Container {
     pub annotations: BTreeMap<String, String>,
     /// Environment the container runs with (what `ExecSync env` prints).
     pub env: BTreeMap<String, String>,
+    /// What this incarnation wrote (its log: the simulated start and stop lines and what its
+    /// command prints).
+    pub logs: Vec<LogLine>,
+    /// Exited, and the kubelet will start a new incarnation (its restart policy says so): then
+    /// this one is the "previous" container whose logs `--previous` shows.
+    pub restart_pending: bool,
+}
+
+/// One line a container wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogLine {
+    /// When.
+    pub time: k8s_openapi::jiff::Timestamp,
+    /// Written to standard error (else standard output).
+    pub stderr: bool,
+    /// The text, without its newline.
+    pub text: String,
 }
 
 /// One pod sandbox.
@@ -166,6 +185,7 @@ pub struct NodeRuntime {
     timing: PullTiming,
     state: Arc<Mutex<State>>,
     events: broadcast::Sender<RuntimeEvent>,
+    log_changes: Arc<watch::Sender<u64>>,
 }
 
 /// A stable digest of an image reference, as the image id the runtime reports.
@@ -231,7 +251,14 @@ impl NodeRuntime {
     /// A runtime for `node` with the given pull timing.
     pub fn new(node: &str, timing: PullTiming) -> Self {
         let (events, _) = broadcast::channel(1024);
-        Self { node: node.to_string(), timing, state: Arc::default(), events }
+        let (log_changes, _) = watch::channel(0);
+        Self {
+            node: node.to_string(),
+            timing,
+            state: Arc::default(),
+            events,
+            log_changes: Arc::new(log_changes),
+        }
     }
 
     /// The node name.
@@ -410,14 +437,83 @@ impl NodeRuntime {
             labels,
             annotations,
             env,
+            logs: vec![LogLine {
+                time: k8s_openapi::jiff::Timestamp::now(),
+                stderr: false,
+                text: format!(
+                    "kruise-sim: started container {name} (image {}, restart {attempt})",
+                    image.reference
+                ),
+            }],
+            restart_pending: false,
         };
         let mut state = self.state.lock();
-        // Only the latest exited incarnation is kept per name, as runtimes garbage collect.
-        state.containers.retain(|_, c| {
-            !(c.sandbox_id == sandbox_id && c.name == name && c.state == ContainerState::Exited)
+        // One exited incarnation is kept per name (the kubelet's garbage collection keeps one
+        // dead container per container): the previous one, whose logs `--previous` shows.
+        let newest_exited = state
+            .containers
+            .values()
+            .filter(|c| c.sandbox_id == sandbox_id && c.name == name && c.state == ContainerState::Exited)
+            .max_by_key(|c| c.created_at)
+            .map(|c| c.id.clone());
+        state.containers.retain(|id, c| {
+            !(c.sandbox_id == sandbox_id
+                && c.name == name
+                && c.state == ContainerState::Exited
+                && Some(id) != newest_exited.as_ref())
         });
         state.containers.insert(container.id.clone(), container.clone());
+        drop(state);
+        self.log_changes.send_modify(|n| *n += 1);
         container
+    }
+
+    /// Appends lines to a container's log (what its command prints).
+    pub fn append_log(&self, id: &str, stderr: bool, text: &str) {
+        if let Some(container) = self.state.lock().containers.get_mut(id) {
+            let time = k8s_openapi::jiff::Timestamp::now();
+            for line in text.lines() {
+                container.logs.push(LogLine { time, stderr, text: line.to_string() });
+            }
+        }
+        self.log_changes.send_modify(|n| *n += 1);
+    }
+
+    /// Marks an exited container as about to be replaced by a new incarnation.
+    pub fn mark_restart_pending(&self, id: &str) {
+        if let Some(container) = self.state.lock().containers.get_mut(id) {
+            container.restart_pending = container.state == ContainerState::Exited;
+        }
+    }
+
+    /// Changes whenever a log grows or a container exits (for `kubectl logs -f`).
+    pub fn log_changes(&self) -> watch::Receiver<u64> {
+        self.log_changes.subscribe()
+    }
+
+    /// The incarnations of container `name` of the pod `namespace/pod` that runs on this
+    /// node, newest first (the current one, then the previous one when kept).
+    pub fn incarnations(&self, namespace: &str, pod: &str, name: &str) -> Vec<Container> {
+        let state = self.state.lock();
+        let sandboxes: Vec<&String> = state
+            .sandboxes
+            .values()
+            .filter(|s| s.pod_namespace == namespace && s.pod_name == pod)
+            .map(|s| &s.id)
+            .collect();
+        let mut found: Vec<Container> = state
+            .containers
+            .values()
+            .filter(|c| c.name == name && sandboxes.contains(&&c.sandbox_id))
+            .cloned()
+            .collect();
+        found.sort_by_key(|c| std::cmp::Reverse((c.state == ContainerState::Running, c.created_at)));
+        found
+    }
+
+    /// Whether a pod `namespace/name` has a sandbox on this node.
+    pub fn has_pod(&self, namespace: &str, name: &str) -> bool {
+        self.state.lock().sandboxes.values().any(|s| s.pod_namespace == namespace && s.pod_name == name)
     }
 
     /// Marks a container exited with a code and reason (used by the kubelet for job-style exits).
@@ -431,7 +527,15 @@ impl NodeRuntime {
         container.exit_code = exit_code;
         container.finished_at = now_nanos();
         container.reason = reason.to_string();
-        Some(container.clone())
+        container.logs.push(LogLine {
+            time: k8s_openapi::jiff::Timestamp::now(),
+            stderr: false,
+            text: format!("kruise-sim: container {} exited with code {exit_code} ({reason})", container.name),
+        });
+        let exited = container.clone();
+        drop(state);
+        self.log_changes.send_modify(|n| *n += 1);
+        Some(exited)
     }
 
     /// Stops a container through the CRI: it exits (137 after the timeout as a kill would) and the
@@ -488,34 +592,45 @@ impl NodeRuntime {
         }
     }
 
-    /// Runs a command in a container: scripted results first; `env` prints the container's
-    /// environment; a command `exit N` exits with N; anything else succeeds with no output.
+    /// Runs a command in a container at once (exec probes): what [`Self::exec_plan`] says it
+    /// ends with, without waiting for it.
     pub fn exec(&self, id: &str, command: &[String]) -> Option<ExecResult> {
+        self.exec_plan(id, command, false).map(|(_, result)| result)
+    }
+
+    /// What a command run in a container does: how long it runs (`None`: until stopped) and
+    /// what it ends with. Scripted results first ([`Self::script_exec`]), then the container's
+    /// `KRUISE_SIM_EXEC_EXIT`, then the simulated shell ([`super::shell`]: `sleep N`, `exit N`,
+    /// `sh -c '...'`, `env`, `echo`, ...). `None` when there is no such container.
+    pub fn exec_plan(
+        &self,
+        id: &str,
+        command: &[String],
+        stdin: bool,
+    ) -> Option<(Option<Duration>, ExecResult)> {
         let state = self.state.lock();
         let container = state.containers.get(id)?;
         if container.state != ContainerState::Running {
-            return Some(ExecResult {
+            let result = ExecResult {
                 exit_code: 126,
                 stdout: String::new(),
                 stderr: "container is not running".into(),
-            });
+            };
+            return Some((Some(Duration::ZERO), result));
         }
+        let context = shell::Context { env: container.env.clone(), stdin };
+        let outcome = shell::run(command, shell::Mode::Exec, &context);
         let joined = command.join(" ");
-        if let Some(result) = state.exec_scripts.get(&(container.name.clone(), joined.clone())) {
-            return Some(result.clone());
+        if let Some(result) = state.exec_scripts.get(&(container.name.clone(), joined)) {
+            return Some((outcome.runs_for, result.clone()));
         }
-        if let Some(result) = container.env.get("KRUISE_SIM_EXEC_EXIT").and_then(|code| code.parse().ok()) {
-            return Some(ExecResult { exit_code: result, stdout: String::new(), stderr: String::new() });
+        if let Some(code) = container.env.get(ENV_EXEC_EXIT).and_then(|code| code.trim().parse().ok()) {
+            let result = ExecResult { exit_code: code, stdout: String::new(), stderr: String::new() };
+            return Some((outcome.runs_for, result));
         }
-        if command.first().map(String::as_str) == Some("env") {
-            let stdout: String = container.env.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
-            return Some(ExecResult { exit_code: 0, stdout, stderr: String::new() });
-        }
-        let code = match command.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-            ["exit", code] | ["sh", "-c", code] if code.parse::<i32>().is_ok() => code.parse().unwrap_or(0),
-            _ => 0,
-        };
-        Some(ExecResult { exit_code: code, stdout: String::new(), stderr: String::new() })
+        let result =
+            ExecResult { exit_code: outcome.exit_code, stdout: outcome.stdout, stderr: outcome.stderr };
+        Some((outcome.runs_for, result))
     }
 
     /// Puts back a sandbox the kubelet knew before it restarted (the runtime of a simulated

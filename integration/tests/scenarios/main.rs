@@ -20,6 +20,8 @@ mod journal;
 mod kubectl;
 mod kubectl_create;
 mod nodes;
+mod nodes_lifecycle;
+mod nodes_streams;
 mod podprobe;
 mod service_api;
 mod statefulset;
@@ -88,6 +90,14 @@ fn main() -> ExitCode {
         Scenario {
             name: "nodes_as_processes::node_loss",
             run: |scene| Box::pin(nodes::node_loss(scene, Hosting::Process)),
+        },
+        Scenario {
+            name: "nodes::kubelet_conventions",
+            run: |scene| Box::pin(nodes_lifecycle::kubelet_conventions(scene)),
+        },
+        Scenario {
+            name: "nodes::kubectl_exec_and_logs",
+            run: |scene| Box::pin(nodes_streams::kubectl_exec_and_logs(scene)),
         },
         Scenario {
             name: "cloneset::create_scale_and_delete",

@@ -30,22 +30,22 @@ use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(45);
 
-struct Pods {
-    api: Api<Pod>,
+pub(crate) struct Pods {
+    pub(crate) api: Api<Pod>,
     client: Client,
 }
 
 impl Pods {
-    fn new(client: Client) -> Self {
+    pub(crate) fn new(client: Client) -> Self {
         Self { api: Api::namespaced(client.clone(), "default"), client }
     }
 
-    async fn create(&self, pod: Value) {
+    pub(crate) async fn create(&self, pod: Value) {
         let pod: Pod = serde_json::from_value(pod).unwrap();
         self.api.create(&PostParams::default(), &pod).await.unwrap();
     }
 
-    async fn wait(&self, name: &str, what: &str, check: impl Fn(&Pod) -> bool) -> Pod {
+    pub(crate) async fn wait(&self, name: &str, what: &str, check: impl Fn(&Pod) -> bool) -> Pod {
         let deadline = Instant::now() + WAIT;
         loop {
             if let Ok(Some(pod)) = self.api.get_opt(name).await
@@ -73,7 +73,7 @@ impl Pods {
     }
 
     /// The reasons of the events about a pod (once `wanted` are all there, or after a while).
-    async fn event_reasons(&self, name: &str, wanted: &[&str]) -> BTreeSet<String> {
+    pub(crate) async fn event_reasons(&self, name: &str, wanted: &[&str]) -> BTreeSet<String> {
         let events: Api<Event> = Api::namespaced(self.client.clone(), "default");
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
@@ -94,7 +94,7 @@ impl Pods {
     }
 }
 
-fn condition(pod: &Pod, kind: &str) -> Option<(String, Option<String>, Option<String>)> {
+pub(crate) fn condition(pod: &Pod, kind: &str) -> Option<(String, Option<String>, Option<String>)> {
     pod.status
         .as_ref()?
         .conditions
@@ -104,23 +104,23 @@ fn condition(pod: &Pod, kind: &str) -> Option<(String, Option<String>, Option<St
         .map(|c| (c.status.clone(), c.reason.clone(), c.message.clone()))
 }
 
-fn is_ready(pod: &Pod) -> bool {
+pub(crate) fn is_ready(pod: &Pod) -> bool {
     condition(pod, "Ready").is_some_and(|(status, _, _)| status == "True")
 }
 
-fn find_container<'a>(pod: &'a Pod, name: &str) -> Option<&'a ContainerStatus> {
+pub(crate) fn find_container<'a>(pod: &'a Pod, name: &str) -> Option<&'a ContainerStatus> {
     pod.status.as_ref()?.container_statuses.as_ref()?.iter().find(|c| c.name == name)
 }
 
-fn container<'a>(pod: &'a Pod, name: &str) -> &'a ContainerStatus {
+pub(crate) fn container<'a>(pod: &'a Pod, name: &str) -> &'a ContainerStatus {
     find_container(pod, name).unwrap()
 }
 
-fn phase(pod: &Pod) -> Option<&str> {
+pub(crate) fn phase(pod: &Pod) -> Option<&str> {
     pod.status.as_ref()?.phase.as_deref()
 }
 
-fn simple_pod(name: &str, image: &str) -> Value {
+pub(crate) fn simple_pod(name: &str, image: &str) -> Value {
     json!({
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "labels": {"app": name}},
@@ -129,7 +129,7 @@ fn simple_pod(name: &str, image: &str) -> Value {
 }
 
 /// Conditions as `Type=Status(Reason)`, sorted, for the report.
-fn condition_summary(pod: &Pod) -> Vec<String> {
+pub(crate) fn condition_summary(pod: &Pod) -> Vec<String> {
     let mut summary: Vec<String> = pod
         .status
         .as_ref()
