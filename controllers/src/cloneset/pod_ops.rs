@@ -200,6 +200,24 @@ pub fn not_ready_holders(pod: &Pod) -> Vec<(String, String)> {
         .collect()
 }
 
+/// One holder in a `KruisePodReady` message; the field order is the JSON key order upstream's Go
+/// struct writes (`userAgent` before `key`), which clients compare as a string.
+#[derive(serde::Serialize)]
+struct ReadinessHolder<'a> {
+    #[serde(rename = "userAgent")]
+    user_agent: &'a str,
+    key: &'a str,
+}
+
+/// The `KruisePodReady` message for these holders, as upstream writes it: a JSON list sorted by
+/// user agent, then key (pure).
+pub fn readiness_message(holders: &[(String, String)]) -> String {
+    let mut sorted: Vec<ReadinessHolder<'_>> =
+        holders.iter().map(|(agent, key)| ReadinessHolder { user_agent: agent, key }).collect();
+    sorted.sort_by(|a, b| (a.user_agent, a.key).cmp(&(b.user_agent, b.key)));
+    serde_json::to_string(&sorted).unwrap_or_default()
+}
+
 fn has_gate(pod: &Pod) -> bool {
     pod.spec
         .as_ref()
@@ -219,14 +237,7 @@ pub fn desired_kruise_pod_ready(pod: &Pod, holders: &[(String, String)]) -> Opti
         .and_then(|s| s.conditions.as_ref())
         .and_then(|c| c.iter().find(|c| c.type_ == KRUISE_POD_READY));
     let status = if holders.is_empty() { "True" } else { "False" };
-    let message = if holders.is_empty() {
-        String::new()
-    } else {
-        serde_json::to_string(
-            &holders.iter().map(|(agent, key)| json!({"userAgent": agent, "key": key})).collect::<Vec<_>>(),
-        )
-        .unwrap_or_default()
-    };
+    let message = if holders.is_empty() { String::new() } else { readiness_message(holders) };
     if current.is_some_and(|c| c.status == status && c.message.clone().unwrap_or_default() == message) {
         return None;
     }
@@ -344,5 +355,23 @@ mod tests {
             "releasing the last holder removes the message: {released}"
         );
         assert!(desired_kruise_pod_ready(&Pod::default(), &[]).is_none(), "no gate, no condition");
+    }
+
+    #[test]
+    fn readiness_messages_are_written_as_upstream_writes_them() {
+        let holders = [
+            ("Lifecycle".to_string(), "preDelete".to_string()),
+            ("ContainerRecreateRequest".to_string(), "ns/b".to_string()),
+            ("ContainerRecreateRequest".to_string(), "ns/a".to_string()),
+        ];
+        assert_eq!(
+            readiness_message(&holders),
+            concat!(
+                r#"[{"userAgent":"ContainerRecreateRequest","key":"ns/a"},"#,
+                r#"{"userAgent":"ContainerRecreateRequest","key":"ns/b"},"#,
+                r#"{"userAgent":"Lifecycle","key":"preDelete"}]"#
+            )
+        );
+        assert_eq!(readiness_message(&[]), "[]");
     }
 }
