@@ -25,6 +25,8 @@ pub mod real;
 pub mod registry;
 pub mod report;
 pub mod suite;
+pub mod supervisor;
+pub mod upstream;
 
 use std::path::PathBuf;
 

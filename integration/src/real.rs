@@ -9,20 +9,14 @@
 //! running destructors (killed, Ctrl-C), the pipe closes and the reaper kills the groups.
 
 use std::{
-    fs::File,
-    io::Write,
-    os::unix::process::CommandExt,
     path::{Path, PathBuf},
-    process::{Child, ChildStdin, Command, Stdio},
-    sync::atomic::{AtomicBool, Ordering},
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use base64::Engine;
 use k8s_openapi::api::core::v1::ServiceAccount;
-use tempfile::TempDir;
 
-use crate::{HarnessError, certs};
+use crate::{HarnessError, certs, supervisor::Supervisor};
 
 /// Kubernetes version `integration/k8s/build.sh` pins.
 pub const KUBE_VERSION: &str = "1.34.4";
@@ -33,8 +27,6 @@ pub const REQUIRED_BINARIES: [&str; 4] =
     ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"];
 /// Environment variable naming the directory of the binaries (overrides the cache).
 pub const BIN_ENV: &str = "KRUISE_K8S_BIN";
-
-const POLL: Duration = Duration::from_millis(200);
 
 /// A running etcd + kube-apiserver + kube-controller-manager + kube-scheduler.
 pub struct RealControlPlane {
@@ -86,13 +78,13 @@ impl RealControlPlane {
         if !missing.is_empty() {
             return Err(HarnessError::BinariesMissing { dir: bin.to_path_buf(), missing });
         }
-        let mut supervisor = Supervisor::new()?;
+        let mut supervisor = Supervisor::new("kruise-it-real-", "real control plane")?;
         match Self::boot(bin, &mut supervisor).await {
             Ok((url, ca_pem, token, kubeconfig, client)) => {
                 Ok(Self { url, ca_pem, token, kubeconfig, client, supervisor })
             }
             Err(error) => {
-                supervisor.keep.store(true, Ordering::SeqCst);
+                supervisor.keep_artifacts();
                 Err(error)
             }
         }
@@ -288,7 +280,7 @@ impl RealControlPlane {
     /// Keeps the temporary directory (and its logs) when this control plane is dropped, and
     /// prints its path then. Done automatically when dropped during a panic.
     pub fn keep_artifacts(&self) {
-        self.supervisor.keep.store(true, Ordering::SeqCst);
+        self.supervisor.keep_artifacts();
     }
 }
 
@@ -334,163 +326,4 @@ async fn get_text(http: &reqwest::Client, url: &str, token: Option<&str>) -> Res
     let status = response.status();
     let body = response.text().await.map_err(|error| error.to_string())?;
     if status.is_success() { Ok(body) } else { Err(format!("HTTP {status}: {body}")) }
-}
-
-/// The processes of one control plane and their directory.
-struct Supervisor {
-    dir: TempDir,
-    processes: Vec<Process>,
-    reaper: Option<(Child, ChildStdin)>,
-    keep: AtomicBool,
-}
-
-struct Process {
-    name: String,
-    child: Child,
-    log: PathBuf,
-}
-
-/// Waits for EOF on stdin, then kills every process group whose id it was sent.
-const REAPER: &str = r#"groups=; while read -r g; do groups="$groups $g"; done; for g in $groups; do env kill -KILL -- "-$g"; done"#;
-
-impl Supervisor {
-    fn new() -> Result<Self, HarnessError> {
-        let dir = tempfile::Builder::new()
-            .prefix("kruise-it-real-")
-            .tempdir()
-            .map_err(HarnessError::io("creating the temporary directory"))?;
-        let mut reaper = Command::new("sh")
-            .args(["-c", REAPER])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .map_err(|source| HarnessError::Spawn { name: "sh (process reaper)".into(), source })?;
-        let stdin = reaper.stdin.take();
-        let reaper = match stdin {
-            Some(stdin) => Some((reaper, stdin)),
-            None => {
-                let _ = reaper.kill();
-                let _ = reaper.wait();
-                None
-            }
-        };
-        Ok(Self { dir, processes: Vec::new(), reaper, keep: AtomicBool::new(false) })
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// Starts `program` in its own process group, logging stdout and stderr to `<name>.log`.
-    fn spawn(&mut self, name: &str, program: &Path, args: &[String]) -> Result<(), HarnessError> {
-        let log = self.dir.path().join(format!("{name}.log"));
-        let out = File::create(&log).map_err(HarnessError::io(format!("creating {}", log.display())))?;
-        let err = out.try_clone().map_err(HarnessError::io(format!("opening {}", log.display())))?;
-        let child = Command::new(program)
-            .args(args)
-            .current_dir(self.dir.path())
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .process_group(0)
-            .spawn()
-            .map_err(|source| HarnessError::Spawn { name: name.to_string(), source })?;
-        if let Some((_, stdin)) = &mut self.reaper {
-            let _ = writeln!(stdin, "{}", child.id()).and_then(|()| stdin.flush());
-        }
-        self.processes.push(Process { name: name.to_string(), child, log });
-        Ok(())
-    }
-
-    /// An error naming the first process that has exited.
-    fn check_alive(&mut self) -> Result<(), HarnessError> {
-        for process in &mut self.processes {
-            if let Ok(Some(status)) = process.child.try_wait() {
-                return Err(HarnessError::Exited {
-                    name: process.name.clone(),
-                    status: status.to_string(),
-                    log: process.log.clone(),
-                    tail: log_tail(&process.log, 30),
-                });
-            }
-        }
-        Ok(())
-    }
-
-    /// Polls `probe` until it succeeds, failing early when a process exits.
-    async fn wait_for<F, Fut>(
-        &mut self,
-        what: &str,
-        timeout: Duration,
-        mut probe: F,
-    ) -> Result<(), HarnessError>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<(), String>>,
-    {
-        let started = Instant::now();
-        loop {
-            self.check_alive()?;
-            let last = match probe().await {
-                Ok(()) => return Ok(()),
-                Err(last) => last,
-            };
-            if started.elapsed() > timeout {
-                return Err(HarnessError::Timeout { what: what.to_string(), waited: timeout, last });
-            }
-            tokio::time::sleep(POLL).await;
-        }
-    }
-
-    /// Kills every process group (newest first) and reaps the processes.
-    fn stop(&mut self) {
-        if let Some((mut reaper, stdin)) = self.reaper.take() {
-            // Stop the reaper first so it never signals a group id that has been reused.
-            let _ = reaper.kill();
-            drop(stdin);
-            let _ = reaper.wait();
-        }
-        for process in self.processes.iter_mut().rev() {
-            let group = format!("-{}", process.child.id());
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &group])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-            let _ = process.child.kill();
-        }
-        for process in &mut self.processes {
-            let _ = process.child.wait();
-        }
-        self.processes.clear();
-    }
-}
-
-impl Drop for Supervisor {
-    fn drop(&mut self) {
-        let names: Vec<String> =
-            self.processes.iter().map(|process| format!("{}.log", process.name)).collect();
-        self.stop();
-        if self.keep.load(Ordering::SeqCst) || std::thread::panicking() {
-            self.dir.disable_cleanup(true);
-            eprintln!(
-                "real control plane: kept {} (logs: {})",
-                self.dir.path().display(),
-                if names.is_empty() { "none".to_string() } else { names.join(", ") }
-            );
-        }
-    }
-}
-
-/// The last `lines` lines of a log file.
-pub(crate) fn log_tail(path: &Path, lines: usize) -> String {
-    match std::fs::read_to_string(path) {
-        Ok(text) => {
-            let all: Vec<&str> = text.lines().collect();
-            all[all.len().saturating_sub(lines)..].join("\n")
-        }
-        Err(error) => format!("(could not read {}: {error})", path.display()),
-    }
 }

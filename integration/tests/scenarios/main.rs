@@ -25,6 +25,7 @@ mod nodes_streams;
 mod podprobe;
 mod service_api;
 mod statefulset;
+mod upstream;
 
 use std::process::ExitCode;
 
@@ -62,6 +63,14 @@ fn main() -> ExitCode {
         Scenario {
             name: "kubectl_drives_the_api_server",
             run: |scene| Box::pin(kubectl::kubectl_drives_the_api_server(scene)),
+        },
+        Scenario {
+            name: "upstream::manager_reconciles_a_cloneset",
+            run: |scene| Box::pin(upstream::upstream_manager_reconciles_a_cloneset(scene)),
+        },
+        Scenario {
+            name: "upstream::takeover_without_a_rollout",
+            run: |scene| Box::pin(upstream::takeover_from_upstream_without_a_rollout(scene)),
         },
         Scenario {
             name: "kubectl_generators_create_built_in_kinds",

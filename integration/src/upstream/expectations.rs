@@ -1,0 +1,176 @@
+//! The expectation file (`integration/upstream/expectations.tsv`): one line per upstream e2e
+//! spec, `status<TAB>spec<TAB>reason`, where the status says whether the spec must pass against
+//! kruise-rs, and the reason says why when it need not.
+
+use std::collections::BTreeMap;
+
+use super::report::{SpecOutcome, State};
+
+/// What a spec is expected to do here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Expected {
+    /// It must pass against `kruise up`.
+    Pass,
+    /// It needs a real node (a real container runtime, network or kernel), which simulated
+    /// nodes are not.
+    NeedsRealNode,
+    /// The kind or feature it exercises is not built yet.
+    NotImplemented,
+}
+
+impl Expected {
+    /// The word used in the file.
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Pass => "pass",
+            Self::NeedsRealNode => "needs-real-node",
+            Self::NotImplemented => "not-implemented",
+        }
+    }
+
+    fn parse(word: &str) -> Option<Self> {
+        [Self::Pass, Self::NeedsRealNode, Self::NotImplemented].into_iter().find(|e| e.word() == word)
+    }
+}
+
+/// One line of the file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expectation {
+    /// What the spec must do.
+    pub expected: Expected,
+    /// Why, when it need not pass (empty for `pass`).
+    pub reason: String,
+}
+
+/// The whole file, by spec key.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Expectations {
+    /// Spec key to expectation.
+    pub specs: BTreeMap<String, Expectation>,
+}
+
+/// A line the file could not take.
+#[derive(Debug, thiserror::Error, PartialEq)]
+#[error("line {line}: {problem}")]
+pub struct ParseError {
+    /// 1-based line number.
+    pub line: usize,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+impl Expectations {
+    /// Reads the file's text. Blank lines and lines starting with `#` are comments.
+    pub fn parse(text: &str) -> Result<Self, ParseError> {
+        let mut specs = BTreeMap::new();
+        for (index, line) in text.lines().enumerate() {
+            let number = index + 1;
+            if line.trim().is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let mut columns = line.splitn(3, '\t');
+            let (word, key, reason) = (columns.next().unwrap_or(""), columns.next(), columns.next());
+            let expected = Expected::parse(word)
+                .ok_or_else(|| ParseError { line: number, problem: format!("unknown status {word:?}") })?;
+            let key = key
+                .filter(|key| !key.is_empty())
+                .ok_or_else(|| ParseError { line: number, problem: "no spec".into() })?;
+            let reason = reason.unwrap_or("").trim().to_string();
+            if expected != Expected::Pass && reason.is_empty() {
+                return Err(ParseError {
+                    line: number,
+                    problem: format!("{} needs a reason", expected.word()),
+                });
+            }
+            if specs.insert(key.to_string(), Expectation { expected, reason }).is_some() {
+                return Err(ParseError { line: number, problem: format!("spec listed twice: {key}") });
+            }
+        }
+        Ok(Self { specs })
+    }
+
+    /// The file's text (sorted by spec), with `header` as its leading comment.
+    pub fn render(&self, header: &str) -> String {
+        let mut out = String::new();
+        for line in header.lines() {
+            out.push_str(&format!("# {line}\n").replace("# \n", "#\n"));
+        }
+        for (key, expectation) in &self.specs {
+            out.push_str(&format!("{}\t{key}\t{}\n", expectation.expected.word(), expectation.reason));
+        }
+        out
+    }
+}
+
+/// How one spec's outcome compares with its expectation.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// As expected (passed and `pass`, or did not pass and is not expected to).
+    AsExpected,
+    /// Expected to pass, and did not: a regression, which fails the run.
+    Regression,
+    /// Passed although not expected to: the file should say `pass` now.
+    UnexpectedPass,
+    /// Expected to pass, but did not run (skipped): reported, not a failure.
+    NotRun,
+    /// The file does not list the spec: every spec must be listed.
+    Unlisted,
+}
+
+/// Compares one outcome with the file.
+pub fn judge(expectations: &Expectations, outcome: &SpecOutcome) -> Verdict {
+    let Some(expectation) = expectations.specs.get(&outcome.key) else { return Verdict::Unlisted };
+    match (expectation.expected, outcome.state) {
+        (Expected::Pass, State::Passed) => Verdict::AsExpected,
+        (Expected::Pass, State::Failed) => Verdict::Regression,
+        (Expected::Pass, State::Skipped) => Verdict::NotRun,
+        (_, State::Passed) => Verdict::UnexpectedPass,
+        (_, State::Failed | State::Skipped) => Verdict::AsExpected,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(key: &str, state: State) -> SpecOutcome {
+        SpecOutcome {
+            key: key.into(),
+            group: None,
+            state,
+            ginkgo_state: String::new(),
+            first_error: None,
+            seconds: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_file_round_trips_and_refuses_bad_lines() {
+        let text = "# header\n\npass\ta.go: A / one\t\nneeds-real-node\ta.go: A / two\tcurls the pod IP\n";
+        let parsed = Expectations::parse(text).unwrap();
+        assert_eq!(parsed.specs.len(), 2);
+        assert_eq!(parsed.specs["a.go: A / two"].reason, "curls the pod IP");
+        assert_eq!(Expectations::parse(&parsed.render("header")).unwrap(), parsed);
+        assert_eq!(Expectations::parse("maybe\tx\t").unwrap_err().line, 1);
+        assert!(Expectations::parse("not-implemented\tx\t").unwrap_err().problem.contains("needs a reason"));
+        assert!(Expectations::parse("pass\tx\t\npass\tx\t").unwrap_err().problem.contains("twice"));
+        assert!(Expectations::parse("pass\t\t").is_err());
+    }
+
+    #[test]
+    fn outcomes_are_judged_against_the_file() {
+        let file = Expectations::parse("pass\tp\t\nneeds-real-node\tn\treason\n").unwrap();
+        let cases = [
+            ("p", State::Passed, Verdict::AsExpected),
+            ("p", State::Failed, Verdict::Regression),
+            ("p", State::Skipped, Verdict::NotRun),
+            ("n", State::Passed, Verdict::UnexpectedPass),
+            ("n", State::Failed, Verdict::AsExpected),
+            ("n", State::Skipped, Verdict::AsExpected),
+            ("x", State::Passed, Verdict::Unlisted),
+        ];
+        for (key, state, verdict) in cases {
+            assert_eq!(judge(&file, &outcome(key, state)), verdict, "{key} {state:?}");
+        }
+    }
+}

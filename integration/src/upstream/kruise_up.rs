@@ -1,0 +1,111 @@
+//! `kruise up` as a process: the cluster an upstream e2e group runs against, on free loopback
+//! ports in a temporary directory, killed with its process group when dropped.
+
+use std::{
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use crate::{HarnessError, supervisor::Supervisor};
+
+/// How `kruise up` is started.
+#[derive(Clone, Debug)]
+pub struct UpOptions {
+    /// Simulated nodes.
+    pub nodes: u32,
+    /// The manager's `--feature-gates`.
+    pub feature_gates: String,
+}
+
+impl Default for UpOptions {
+    /// Three nodes (upstream's kind cluster has three workers) and upstream e2e's gates.
+    fn default() -> Self {
+        Self { nodes: 3, feature_gates: "AllAlpha=true,AllBeta=true".into() }
+    }
+}
+
+/// A running `kruise up`.
+pub struct KruiseUp {
+    kubeconfig: PathBuf,
+    endpoints: serde_json::Value,
+    // Last: dropping it kills the process and removes (or keeps) the directory.
+    supervisor: Supervisor,
+}
+
+impl KruiseUp {
+    /// Starts `binary up` and waits (up to 3 minutes) until it has written its endpoints, which
+    /// it does once nodes, manager, daemons and the service API are up.
+    pub async fn start(binary: &Path, options: &UpOptions) -> Result<Self, HarnessError> {
+        let mut supervisor = Supervisor::new("kruise-up-", "kruise up")?;
+        let data = supervisor.path().join("data");
+        let any_port = "127.0.0.1:0".to_string();
+        let args = vec![
+            "up".to_string(),
+            "--data-dir".into(),
+            data.display().to_string(),
+            "--nodes".into(),
+            options.nodes.to_string(),
+            "--apiserver-addr".into(),
+            any_port.clone(),
+            "--rest-addr".into(),
+            any_port.clone(),
+            "--grpc-addr".into(),
+            any_port,
+            "--feature-gates".into(),
+            options.feature_gates.clone(),
+        ];
+        let log = std::env::var("KRUISE_UP_LOG").unwrap_or_else(|_| "info".into());
+        supervisor.spawn_with_env("kruise-up", binary, &args, &[("RUST_LOG".into(), log)])?;
+        let endpoints_file = data.join("endpoints.json");
+        let probe_file = endpoints_file.clone();
+        let waited = supervisor
+            .wait_for("kruise up to write endpoints.json", Duration::from_secs(180), move || {
+                let file = probe_file.clone();
+                async move {
+                    let text = std::fs::read_to_string(&file).map_err(|error| error.to_string())?;
+                    serde_json::from_str::<serde_json::Value>(&text)
+                        .map(|_| ())
+                        .map_err(|error| error.to_string())
+                }
+            })
+            .await;
+        if let Err(error) = waited {
+            supervisor.keep_artifacts();
+            return Err(error);
+        }
+        let text = std::fs::read_to_string(&endpoints_file)
+            .map_err(HarnessError::io(format!("reading {}", endpoints_file.display())))?;
+        let endpoints = serde_json::from_str(&text).unwrap_or_default();
+        Ok(Self { kubeconfig: data.join("kubeconfig"), endpoints, supervisor })
+    }
+
+    /// The kubeconfig of its API server.
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// What `endpoints.json` says (API server, manager, daemons, service API).
+    pub fn endpoints(&self) -> &serde_json::Value {
+        &self.endpoints
+    }
+
+    /// The temporary directory (data, `kruise-up.log`).
+    pub fn dir(&self) -> &Path {
+        self.supervisor.path()
+    }
+
+    /// Its log.
+    pub fn log(&self) -> PathBuf {
+        self.supervisor.log_path("kruise-up")
+    }
+
+    /// An error when the process has exited.
+    pub fn check_alive(&mut self) -> Result<(), HarnessError> {
+        self.supervisor.check_alive()
+    }
+
+    /// Keeps the directory (logs, data) when dropped.
+    pub fn keep_artifacts(&self) {
+        self.supervisor.keep_artifacts();
+    }
+}
