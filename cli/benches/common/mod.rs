@@ -8,8 +8,9 @@
 use std::{
     collections::{BTreeMap, HashMap},
     future::Future,
-    net::SocketAddr,
-    path::PathBuf,
+    net::{SocketAddr, TcpListener},
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
     time::{Duration, Instant},
 };
 
@@ -551,4 +552,87 @@ where
     workload.delete().await;
     wait_pods_gone(pods, app, timeout).await;
     Rollout { policy, time, writes }
+}
+
+// --- processes: the manager as its own process, and readings of a process from /proc ---
+
+/// A child process killed when dropped.
+pub struct Process(pub Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A field of `/proc/<pid>/status` in MiB (`VmRSS`, `VmHWM`).
+pub fn memory_mib(pid: u32, field: &str) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(0.0)
+        / 1024.0
+}
+
+pub fn free_port() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap()
+}
+
+pub fn kruise_binary() -> PathBuf {
+    std::env::var_os("KRUISE_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kruise")))
+}
+
+/// (user + system CPU seconds) of a process, from /proc.
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or_default().split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Starts `kruise manager` against the kubeconfig and waits for its `/readyz`; `None` (with
+/// the log's path printed) when it never becomes ready.
+pub async fn start_manager_process(kubeconfig: &Path, log_path: &Path) -> Option<Process> {
+    let health = free_port();
+    let binary = kruise_binary();
+    let log = std::fs::File::create(log_path).unwrap();
+    let child = Command::new(&binary)
+        .arg("manager")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["--namespace", MANAGER_NAMESPACE])
+        .args(["--health-addr", &health.to_string()])
+        .args(["--webhook-addr", "127.0.0.1:0", "--webhook-host", "127.0.0.1", "--leader-elect", "false"])
+        .env("RUST_LOG", std::env::var("KRUISE_BENCH_MANAGER_LOG").unwrap_or_else(|_| "warn".into()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap_or_else(|error| panic!("starting {}: {error}", binary.display()));
+    let process = Process(child);
+    let http = reqwest::Client::builder().timeout(Duration::from_secs(2)).build().unwrap();
+    let ready = wait_for("manager process /readyz", Duration::from_secs(120), || {
+        let http = http.clone();
+        async move {
+            match http.get(format!("http://{health}/readyz")).send().await {
+                Ok(response) => (response.status().is_success(), response.status().to_string()),
+                Err(error) => (false, error.to_string()),
+            }
+        }
+    })
+    .await;
+    match ready {
+        Some(_) => Some(process),
+        None => {
+            println!("  the manager process never became ready; its log: {}", log_path.display());
+            None
+        }
+    }
 }

@@ -83,6 +83,7 @@ pub const GROUPS: &[Group] = &[
         &["apps/v1alpha1/containerlaunchpriority.go"],
         true,
     ),
+    group("deletionprotection", "deletion protection", &["policy/v1alpha1/deletionprotection.go"], true),
     group(
         "sidecarset-v1alpha1",
         "SidecarSet",
@@ -143,7 +144,6 @@ pub const GROUPS: &[Group] = &[
         &["policy/v1alpha1/podunavailablebudget.go"],
         false,
     ),
-    group("deletionprotection", "deletion protection", &["policy/v1alpha1/deletionprotection.go"], false),
 ];
 
 /// The group named `name`.
