@@ -18,7 +18,7 @@ CACHE="${1:-${KRUISE_IT_CACHE:-$HOME/.cache/kruise-it}}"
 OUT="$CACHE/upstream-kruise-$KRUISE_VERSION"
 STAMP="$OUT/.complete"
 
-if [[ -f "$STAMP" ]]; then
+if [[ -f "$STAMP" && -f "$OUT/webhook-patches.yaml" ]]; then
   echo "upstream kruise: cached binaries in $OUT ($KRUISE_VERSION)" >&2
   echo "$OUT"
   exit 0
@@ -53,8 +53,9 @@ go build -trimpath -ldflags "-s -w" -o "$OUT/kruise-manager" . >&2
 echo "upstream kruise: building the e2e suite (go test -c ./test/e2e)" >&2
 go test -c -trimpath -ldflags "-s -w" -o "$OUT/e2e.test" ./test/e2e >&2
 # The webhook configurations its Helm chart creates before the manager starts (the manager only
-# fills in the CA bundle and the client config).
+# fills in the CA bundle and the client config), and the chart's selector patches for them.
 cp config/webhook/manifests.yaml "$OUT/webhook-manifests.yaml"
+cp config/webhook/patch_manifests.yaml "$OUT/webhook-patches.yaml"
 
 end=$(date +%s)
 echo "kruise=$KRUISE_VERSION built_seconds=$((end-start))" > "$STAMP"

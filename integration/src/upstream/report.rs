@@ -18,8 +18,9 @@ struct SuiteReport {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
 struct SpecReport {
+    /// `null` for suite-level nodes.
     #[serde(default)]
-    container_hierarchy_texts: Vec<String>,
+    container_hierarchy_texts: Option<Vec<String>>,
     #[serde(default)]
     leaf_node_type: String,
     #[serde(default)]
@@ -107,12 +108,11 @@ pub fn parse(json: &str) -> Result<Vec<SpecOutcome>, serde_json::Error> {
                 _ => State::Failed,
             };
             let first_error = spec.failure.filter(|_| state == State::Failed).map(|failure| {
-                let line = failure.message.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or("");
                 let at = failure.location.file_name.rsplit('/').next().unwrap_or_default();
-                format!("{line} [{at}:{}]", failure.location.line_number)
+                format!("{} [{at}:{}]", one_line(&failure.message, 240), failure.location.line_number)
             });
             SpecOutcome {
-                key: spec_key(file, &spec.container_hierarchy_texts, &spec.leaf_node_text),
+                key: spec_key(file, spec.container_hierarchy_texts.as_deref().unwrap_or_default(), &spec.leaf_node_text),
                 group: groups::of_file(file).map(|group| group.name),
                 state,
                 ginkgo_state: spec.state,
@@ -121,6 +121,17 @@ pub fn parse(json: &str) -> Result<Vec<SpecOutcome>, serde_json::Error> {
             }
         })
         .collect())
+}
+
+/// A failure message on one line (Gomega spreads "Expected / <type>: value / to equal / ..." over
+/// several), cut to `limit` characters.
+fn one_line(message: &str, limit: usize) -> String {
+    let joined = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    if joined.chars().count() <= limit {
+        joined
+    } else {
+        format!("{}...", joined.chars().take(limit).collect::<String>())
+    }
 }
 
 /// [`parse`] of a report file.
@@ -158,7 +169,7 @@ mod tests {
         assert!((specs[0].seconds - 12.5).abs() < 1e-9);
         assert_eq!(specs[1].state, State::Failed);
         assert_eq!(specs[1].ginkgo_state, "timedout");
-        assert_eq!(specs[1].first_error.as_deref(), Some("Timed out after 60.001s. [daemonset.go:77]"));
+        assert_eq!(specs[1].first_error.as_deref(), Some("Timed out after 60.001s. Expected <int>: 0 to equal 3 [daemonset.go:77]"));
         assert_eq!(specs[2].state, State::Skipped);
         assert_eq!(specs[2].group, Some("sidecarset-v1beta1"));
     }

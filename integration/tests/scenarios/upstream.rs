@@ -71,7 +71,8 @@ impl Kind {
         });
         let extra = match self {
             Self::CloneSet => json!({"replicas": replicas,
-                "updateStrategy": {"type": "InPlaceIfPossible", "maxUnavailable": "50%"}}),
+                "updateStrategy": {"type": "RollingUpdate",
+                    "rollingUpdate": {"podUpdatePolicy": "InPlaceIfPossible", "maxUnavailable": "50%"}}}),
             Self::StatefulSet => {
                 json!({"replicas": replicas, "serviceName": name, "podManagementPolicy": "Parallel",
                 "updateStrategy": {"type": "RollingUpdate",
@@ -79,7 +80,7 @@ impl Kind {
                 "template": {"spec": {"readinessGates": [{"conditionType": "InPlaceUpdateReady"}]}}})
             }
             Self::DaemonSet => json!({"updateStrategy": {"type": "RollingUpdate",
-                "rollingUpdate": {"type": "InPlaceIfPossible", "maxUnavailable": "50%"}}}),
+                "rollingUpdate": {"rollingUpdateType": "InPlaceIfPossible", "maxUnavailable": "50%"}}}),
         };
         merge(&mut spec, extra);
         json!({"apiVersion": "apps.kruise.io/v1beta1", "kind": self.resource().kind, "metadata": {"name": name}, "spec": spec})
