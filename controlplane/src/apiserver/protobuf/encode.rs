@@ -7,10 +7,10 @@
 use base64::Engine;
 use serde_json::Value;
 
+use kruise_crds::gotypes::{Field, SCHEMA, names};
+
 use super::{
-    CodecError,
-    schema::{Field, SCHEMA, names},
-    time,
+    CodecError, time,
     wire::{self, FIXED64},
 };
 
@@ -173,6 +173,7 @@ fn field_like(field: &Field) -> Field {
         omit_empty: false,
         omit_zero: false,
         inline: false,
+        not_in_base: false,
     }
 }
 
