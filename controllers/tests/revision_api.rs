@@ -4,7 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 use k8s_openapi::api::{apps::v1::ControllerRevision, core::v1::PodTemplateSpec};
-use kruise_controllers::cloneset::revision::{create_revision, new_revision, renumber_revision};
+use kruise_controllers::cloneset::revision::{
+    VCT_HASH_ANNOTATION, create_revision, new_revision, renumber_revision,
+};
 use kruise_controlplane::apiserver::{ApiServer, ApiServerConfig};
 use kruise_crds::{
     apps::v1beta1::{CloneSet, CloneSetSpec},
@@ -36,10 +38,13 @@ async fn revisions_are_created_as_computed_and_renumbered_in_place() {
     assert_eq!(created.data, revision.data, "read back through kube-rs, the data is what we computed");
     assert_eq!(created.labels(), revision.labels());
 
-    let renumbered = renumber_revision(&api, &created, 5).await.unwrap();
+    let renumbered =
+        renumber_revision(&api, &created, 5, &[("note".to_string(), "x".to_string())].into()).await.unwrap();
     assert_eq!(renumbered.revision, 5);
     assert_eq!(renumbered.data, revision.data);
-    let stale = renumber_revision(&api, &created, 6).await;
+    assert_eq!(renumbered.annotations()["note"], "x");
+    assert_eq!(renumbered.annotations().get(VCT_HASH_ANNOTATION).map(String::as_str), Some(""));
+    let stale = renumber_revision(&api, &created, 6, &Default::default()).await;
     assert!(matches!(stale, Err(kube::Error::Api(ref status)) if status.code == 409), "{stale:?}");
     assert_eq!(api.get(&revision.name_any()).await.unwrap().revision, 5);
 

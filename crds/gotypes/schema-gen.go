@@ -45,6 +45,9 @@ type Field struct {
 	Inline    bool   `json:"i,omitempty"`
 	// NotInBase: the base version's Go type has no such field (see -base).
 	NotInBase bool `json:"x,omitempty"`
+	// Declared: the field's position in the Go struct (encoding/json writes fields in that
+	// order; the list is sorted by protobuf number).
+	Declared int `json:"d,omitempty"`
 }
 
 // Message is one struct (or a named slice, wrapped as a message holding its items).
@@ -149,7 +152,7 @@ func walk(t reflect.Type, path string) {
 		if err != nil {
 			panic(fmt.Sprintf("%s.%s: bad protobuf tag %q", name, f.Name, tag))
 		}
-		field := Field{Number: number, Repeated: parts[2] == "rep"}
+		field := Field{Number: number, Repeated: parts[2] == "rep", Declared: i}
 		jsonTag := f.Tag.Get("json")
 		jsonName, opts, _ := strings.Cut(jsonTag, ",")
 		if jsonTag == "-" {
@@ -240,6 +243,7 @@ func markBase(baseFile string) {
 			}
 			delete(byNumber, field.Number)
 			was.OmitZero = field.OmitZero
+			was.Declared = field.Declared // a field added in the middle moves the ones after it
 			if was != field {
 				panic(fmt.Sprintf("%s.%s differs from the base: %+v -> %+v", name, field.JSON, was, field))
 			}

@@ -115,14 +115,43 @@ pub fn template_of(revision: &ControllerRevision) -> Option<PodTemplateSpec> {
     serde_json::from_value(template).ok()
 }
 
-/// A stable hash of the volume claim templates (a change forces recreation of pods). Empty
-/// without templates, as upstream writes it.
+/// The Go message of a PersistentVolumeClaim.
+const PERSISTENT_VOLUME_CLAIM: &str = "k8s.io/api/core/v1.PersistentVolumeClaim";
+
+/// The hash of the volume claim templates (upstream `PatchVCTemplateHash`; a change between two
+/// revisions rules out an in-place update): empty without templates; else, as upstream computes
+/// it, the claims reduced to name and spec and sorted by name, marshalled by Go
+/// (`json.Marshal` of the typed slice), rendered as `spew` renders a byte slice
+/// (`DeepHashObject`: `([]uint8)[123 34 ...]`), hashed with FNV-1a 32, in decimal. So revisions
+/// upstream wrote and ours agree for the same templates.
 pub fn vct_hash(cloneset: &CloneSet) -> String {
-    if cloneset.spec.volume_claim_templates.is_empty() {
+    let claims = &cloneset.spec.volume_claim_templates;
+    if claims.is_empty() {
         return String::new();
     }
-    let text = serde_json::to_string(&cloneset.spec.volume_claim_templates).unwrap_or_default();
-    safe_encode(&fnv1_32(&[text.as_bytes()]).to_string())
+    let mut reduced: Vec<(String, Value)> = claims
+        .iter()
+        .map(|claim| {
+            let name = claim.metadata.name.clone().unwrap_or_default();
+            let value = json!({"metadata": {"name": name}, "spec": claim.spec});
+            (name, value)
+        })
+        .collect();
+    reduced.sort_by(|a, b| a.0.cmp(&b.0));
+    let items: Vec<String> = reduced
+        .iter()
+        .map(|(_, claim)| {
+            let typed = gojson::marshal(PERSISTENT_VOLUME_CLAIM, claim, Types::Base)
+                .unwrap_or_else(|_| claim.clone());
+            String::from_utf8(gojson::to_vec_typed(PERSISTENT_VOLUME_CLAIM, &typed)).unwrap_or_default()
+        })
+        .collect();
+    let json = format!("[{}]", items.join(","));
+    let bytes: Vec<String> = json.bytes().map(|b| b.to_string()).collect();
+    let spew = format!("([]uint8)[{}]", bytes.join(" "));
+    let hash =
+        spew.bytes().fold(0x811c_9dc5_u32, |hash, byte| (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193));
+    hash.to_string()
 }
 
 /// The revision object for the CloneSet's current template (not yet named by hash collisions).
@@ -167,17 +196,21 @@ pub async fn create_revision(
     api.clone().into_client().request(request).await
 }
 
-/// Raises a revision's number (a rollback), touching nothing else: a merge patch of `revision`
-/// guarded by the resourceVersion read, so the stored data bytes stay as written.
+/// Raises a revision's number (a rollback), and sets `annotations` on it, touching nothing else:
+/// a merge patch guarded by the resourceVersion read, so the stored data bytes stay as written.
 pub async fn renumber_revision(
     api: &Api<ControllerRevision>,
     revision: &ControllerRevision,
     number: i64,
+    annotations: &BTreeMap<String, String>,
 ) -> Result<ControllerRevision, kube::Error> {
-    let patch = json!({
+    let mut patch = json!({
         "metadata": {"resourceVersion": revision.metadata.resource_version},
         "revision": number,
     });
+    if !annotations.is_empty() {
+        patch["metadata"]["annotations"] = json!(annotations);
+    }
     api.patch(&revision.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await
 }
 
@@ -266,7 +299,13 @@ pub async fn ensure_update_revision(
         }
         RevisionPlan::Reuse { name, number } => {
             let revision = api.get(&name).await?;
-            let updated = renumber_revision(&api, &revision, number).await?;
+            // Upstream brings the claim templates' hash of the reused revision up to date.
+            let hash = vct_hash(cloneset);
+            let mut annotations = BTreeMap::new();
+            if revision.annotations().get(VCT_HASH_ANNOTATION) != Some(&hash) {
+                annotations.insert(VCT_HASH_ANNOTATION.to_string(), hash);
+            }
+            let updated = renumber_revision(&api, &revision, number, &annotations).await?;
             Ok((updated, collision_count))
         }
         RevisionPlan::Create(candidate) => {

@@ -137,7 +137,7 @@ pub async fn construct_history(
             .cloned()
             .ok_or_else(|| ControllerError::Invalid(format!("revision {name} vanished")))?;
         if let Some(number) = plan.renumber {
-            current = renumber_revision(&api, &current, number).await?;
+            current = renumber_revision(&api, &current, number, &Default::default()).await?;
             tracing::info!(daemonset = %ds.name_any(), revision = %name, number, "rolled back to an earlier revision");
         }
         return Ok((current, old, collision_count));

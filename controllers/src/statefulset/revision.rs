@@ -94,7 +94,7 @@ pub async fn ensure_update_revision(
             .ok_or_else(|| ControllerError::Invalid(format!("revision {name} vanished"))),
         RevisionPlan::Reuse { name, number } => {
             let revision = api.get(&name).await?;
-            let updated = renumber_revision(&api, &revision, number).await?;
+            let updated = renumber_revision(&api, &revision, number, &Default::default()).await?;
             tracing::info!(statefulset = %set.name_any(), revision = %name, number, "rolled back to an earlier revision");
             Ok((updated, collision_count))
         }

@@ -23,7 +23,8 @@
 //! Object keys come out sorted (serde_json's map is ordered), as Go sorts map keys. Then
 //! [`untyped`] applies the `map[string]interface{}` round trip (numbers become float64) and
 //! [`to_vec`] writes bytes as `json.Marshal` does (Go's float format, `<`, `>`, `&`, U+2028 and
-//! U+2029 escaped).
+//! U+2029 escaped); [`to_vec_typed`] writes the typed struct's bytes (fields in declaration
+//! order), for hashes upstream takes over `json.Marshal` of a typed value.
 //!
 //! JSON is read case-sensitively, as the apimachinery serializer (`sigs.k8s.io/json`) reads it.
 
@@ -36,7 +37,7 @@ use crate::{
     quantity::go as quantity,
 };
 
-pub use write::{to_string, to_vec};
+pub use write::{to_string, to_vec, to_vec_typed};
 
 /// The Go message of a pod template.
 pub const POD_TEMPLATE_SPEC: &str = "k8s.io/api/core/v1.PodTemplateSpec";

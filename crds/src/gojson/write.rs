@@ -2,11 +2,14 @@
 //! sorted by bytes, strings escaped as Go escapes them with HTML escaping on (`<`, `>`, `&` as
 //! `\u003c`, `\u003e`, `\u0026`; U+2028 and U+2029 as `\u2028`, `\u2029`; `\b`, `\f`, `\n`,
 //! `\r`, `\t` short; other control characters as `\u00XX`), and float64 numbers in Go's format
-//! (shortest digits, `1e+21` and `1e-7` outside `[1e-6, 1e21)`).
+//! (shortest digits, `1e+21` and `1e-7` outside `[1e-6, 1e21)`). [`to_vec_typed`] writes a
+//! typed struct instead: its fields in declaration order.
 
 use std::fmt::Write as _;
 
-use serde_json::{Number, Value};
+use serde_json::{Map, Number, Value};
+
+use crate::gotypes::{Field, SCHEMA};
 
 /// The bytes Go's `json.Marshal` writes for this value.
 pub fn to_vec(value: &Value) -> Vec<u8> {
@@ -18,6 +21,93 @@ pub fn to_string(value: &Value) -> String {
     let mut out = String::new();
     write_value(&mut out, value);
     out
+}
+
+/// The bytes Go's `json.Marshal` writes for a typed `message` holding `value` (what
+/// [`super::marshal`] returned for it): struct fields in the order the Go struct declares them
+/// (embedded structs' fields where they are embedded), map keys sorted.
+pub fn to_vec_typed(message: &str, value: &Value) -> Vec<u8> {
+    let mut out = String::new();
+    write_typed(&mut out, message, value);
+    out.into_bytes()
+}
+
+fn write_typed(out: &mut String, ty: &str, value: &Value) {
+    let Some(message) = SCHEMA.messages.get(ty).filter(|m| !m.custom_json) else {
+        return write_value(out, value);
+    };
+    match value {
+        Value::Array(items) if message.wrapper => {
+            let item = message.fields.first().map_or("string", |f| f.ty.as_str());
+            write_items(out, item, items);
+        }
+        Value::Object(map) => {
+            let mut fields = Vec::new();
+            declared_fields(ty, &mut fields);
+            out.push('{');
+            let mut first = true;
+            for field in fields {
+                let Some(item) = map.get(&field.json) else { continue };
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                write_string(out, &field.json);
+                out.push(':');
+                write_field(out, field, item);
+            }
+            out.push('}');
+        }
+        other => write_value(out, other),
+    }
+}
+
+/// The JSON fields of a struct in declaration order, embedded structs' fields in their place.
+fn declared_fields(ty: &str, into: &mut Vec<&'static Field>) {
+    let Some(message) = SCHEMA.messages.get(ty) else { return };
+    let mut fields: Vec<&'static Field> = message.fields.iter().collect();
+    fields.sort_by_key(|f| f.declared);
+    for field in fields {
+        if field.inline {
+            declared_fields(&field.ty, into);
+        } else if !into.iter().any(|f| f.json == field.json) {
+            into.push(field);
+        }
+    }
+}
+
+fn write_field(out: &mut String, field: &Field, value: &Value) {
+    match value {
+        Value::Object(map) if field.map_key.is_some() => write_map(out, &field.ty, map),
+        Value::Array(items) if field.repeated => write_items(out, &field.ty, items),
+        other => write_typed(out, &field.ty, other),
+    }
+}
+
+fn write_map(out: &mut String, ty: &str, map: &Map<String, Value>) {
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    out.push('{');
+    for (index, (key, item)) in entries.into_iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        write_string(out, key);
+        out.push(':');
+        write_typed(out, ty, item);
+    }
+    out.push('}');
+}
+
+fn write_items(out: &mut String, ty: &str, items: &[Value]) {
+    out.push('[');
+    for (index, item) in items.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        write_typed(out, ty, item);
+    }
+    out.push(']');
 }
 
 fn write_value(out: &mut String, value: &Value) {

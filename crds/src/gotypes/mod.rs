@@ -49,6 +49,10 @@ pub struct Field {
     /// The base version's Go type has no such field (it was added later).
     #[serde(rename = "x", default)]
     pub not_in_base: bool,
+    /// Position in the Go struct: `encoding/json` writes fields in this order (the list is
+    /// sorted by protobuf number).
+    #[serde(rename = "d", default)]
+    pub declared: u32,
 }
 
 /// One message (a Go struct, or a named slice held as a message of its items).

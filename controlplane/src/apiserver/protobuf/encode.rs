@@ -182,6 +182,7 @@ fn field_like(field: &Field) -> Field {
         omit_zero: false,
         inline: false,
         not_in_base: false,
+        declared: 0,
     }
 }
 
