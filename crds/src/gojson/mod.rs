@@ -90,10 +90,10 @@ fn through_float(number: &Number) -> Number {
     // Integral values of magnitude below 2^63 are exact as i64; larger ones as u64 or f64.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // checked ranges
     if float.fract() == 0.0 {
-        if float.abs() < 9.223_372_036_854_775_808e18 {
+        if float.abs() < 2f64.powi(63) {
             return Number::from(float as i64);
         }
-        if (0.0..1.844_674_407_370_955_161_6e19).contains(&float) {
+        if (0.0..2f64.powi(64)).contains(&float) {
             return Number::from(float as u64);
         }
     }
