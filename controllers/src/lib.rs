@@ -35,4 +35,7 @@ pub mod runtime;
 pub mod statefulset;
 pub mod webhook;
 
+#[cfg(test)]
+mod revision_fixtures;
+
 pub use error::ControllerError;

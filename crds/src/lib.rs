@@ -17,6 +17,8 @@ pub mod document;
 pub mod enums;
 pub mod features;
 pub mod field;
+pub mod gojson;
+pub mod gotypes;
 pub mod intstr;
 pub mod policy;
 pub mod quantity;

@@ -1,7 +1,10 @@
 //! Kubernetes resource quantities (`100m`, `1.5Gi`, `2e3`): parsing and comparison.
 //!
 //! Validation compares requests with limits, and the simulated scheduler adds requests up
-//! against allocatable, so values are kept as an exact count of nano-units.
+//! against allocatable, so values are kept as an exact count of nano-units. How Go parses and
+//! prints a quantity (its canonical form) is [`go`].
+
+pub mod go;
 
 use std::{cmp::Ordering, fmt};
 

@@ -534,7 +534,9 @@ fn empty_statefulsets_get_upstream_defaults_and_explicit_values_stay() {
     let mut claim = claim.clone();
     default_statefulset_v1alpha1(&mut claim, true);
     let pvc = &claim.spec.volume_claim_templates[0];
-    assert_eq!(pvc.spec.as_ref().unwrap().volume_mode.as_deref(), Some("Filesystem"));
+    // Upstream's webhook applies SetDefaults_PersistentVolumeClaim only: no volumeMode.
+    assert_eq!(pvc.spec.as_ref().unwrap().volume_mode, None);
+    assert_eq!(pvc.status.as_ref().unwrap().phase.as_deref(), Some("Pending"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2067,10 +2069,9 @@ fn uniteddeployment_defaults_follow_upstream_cases() {
     default_uniteddeployment_v1beta1(&mut sts, true);
     let template = &sts.spec.template.stateful_set_template.as_ref().unwrap().spec;
     assert_eq!(template.template.spec.as_ref().unwrap().restart_policy.as_deref(), Some("Always"));
-    assert_eq!(
-        template.volume_claim_templates.as_ref().unwrap()[0].spec.as_ref().unwrap().volume_mode.as_deref(),
-        Some("Filesystem")
-    );
+    let claim = &template.volume_claim_templates.as_ref().unwrap()[0];
+    assert_eq!(claim.spec.as_ref().unwrap().volume_mode, None, "upstream leaves volumeMode unset");
+    assert_eq!(claim.status.as_ref().unwrap().phase.as_deref(), Some("Pending"));
     let mut clone: v1beta1::UnitedDeployment = decode(ud_v1beta1());
     default_uniteddeployment_v1beta1(&mut clone, true);
     let clone_pod =

@@ -4,6 +4,15 @@
 //! (plus the collision count) in the safe alphabet; an equal older revision is reused on rollback
 //! by raising its `revision` number; history beyond `revisionHistoryLimit` is deleted unless a
 //! pod or the current/update revision still uses it.
+//!
+//! The data is what upstream's `getPatch` writes, byte for byte ([`revision_data`],
+//! [`data_bytes`]): the template as Go's `encoding/json` marshals the typed
+//! `corev1.PodTemplateSpec` of apimachinery v0.32 (`"resources":{}`, `"creationTimestamp":null`,
+//! canonical quantities; see [`kruise_crds::gojson`]), through `map[string]interface{}`, keys
+//! sorted, HTML characters escaped. So a revision upstream wrote is found equal to ours for the
+//! same template, names agree, and revisions are sent with exactly those bytes
+//! ([`create_revision`]) so that upstream, which compares the raw bytes, finds ours equal too.
+//! These encodings are shared by the Advanced StatefulSet and Advanced DaemonSet revisions.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -11,10 +20,13 @@ use k8s_openapi::{
     api::{apps::v1::ControllerRevision, core::v1::PodTemplateSpec},
     apimachinery::pkg::{apis::meta::v1::ObjectMeta, runtime::RawExtension},
 };
-use kruise_crds::apps::v1beta1::CloneSet;
+use kruise_crds::{
+    apps::v1beta1::CloneSet,
+    gojson::{self, POD_TEMPLATE_SPEC, Types},
+};
 use kube::{
     Api, Client, Resource, ResourceExt,
-    api::{DeleteParams, PostParams},
+    api::{DeleteParams, Patch, PatchParams, PostParams},
 };
 use serde_json::{Value, json};
 
@@ -66,13 +78,32 @@ pub fn short_hash(revision: &str) -> &str {
     revision.rsplit('-').next().unwrap_or(revision)
 }
 
-/// The revision data for a template: `{"spec":{"template":{..., "$patch":"replace"}}}`.
+/// The revision data for a template, as upstream's `getPatch` computes it:
+/// `{"spec":{"template":{..., "$patch":"replace"}}}` with the template as Go marshals the typed
+/// `PodTemplateSpec` (the Go types of kruise v1.9.0, so fields added to Kubernetes later are
+/// left out as upstream's decode leaves them out), numbers through float64 as in
+/// `map[string]interface{}`. [`data_bytes`] writes it as Go does.
 pub fn revision_data(template: &PodTemplateSpec) -> Value {
-    let mut template = serde_json::to_value(template).unwrap_or_else(|_| json!({}));
+    let typed = serde_json::to_value(template).unwrap_or_else(|_| json!({}));
+    let mut template = match gojson::marshal(POD_TEMPLATE_SPEC, &typed, Types::Base) {
+        Ok(go) => gojson::untyped(go),
+        // Only a value Go could not decode either (an unparsable quantity): upstream would not
+        // see the object at all. Keep the template as written.
+        Err(error) => {
+            tracing::warn!(%error, "pod template is not valid for Go's types; revision data kept as written");
+            typed
+        }
+    };
     if let Some(object) = template.as_object_mut() {
         object.insert("$patch".into(), json!("replace"));
     }
     json!({"spec": {"template": template}})
+}
+
+/// The bytes of revision data as upstream writes them (`json.Marshal`): what the hash is computed
+/// over and what [`create_revision`] sends.
+pub fn data_bytes(data: &Value) -> Vec<u8> {
+    gojson::to_vec(data)
 }
 
 /// The template stored in revision data.
@@ -84,17 +115,49 @@ pub fn template_of(revision: &ControllerRevision) -> Option<PodTemplateSpec> {
     serde_json::from_value(template).ok()
 }
 
-/// A stable hash of the volume claim templates (a change forces recreation of pods).
+/// The Go message of a PersistentVolumeClaim.
+const PERSISTENT_VOLUME_CLAIM: &str = "k8s.io/api/core/v1.PersistentVolumeClaim";
+
+/// The hash of the volume claim templates (upstream `PatchVCTemplateHash`; a change between two
+/// revisions rules out an in-place update): empty without templates; else, as upstream computes
+/// it, the claims reduced to name and spec and sorted by name, marshalled by Go
+/// (`json.Marshal` of the typed slice), rendered as `spew` renders a byte slice
+/// (`DeepHashObject`: `([]uint8)[123 34 ...]`), hashed with FNV-1a 32, in decimal. So revisions
+/// upstream wrote and ours agree for the same templates.
 pub fn vct_hash(cloneset: &CloneSet) -> String {
-    let text = serde_json::to_string(&cloneset.spec.volume_claim_templates).unwrap_or_default();
-    safe_encode(&fnv1_32(&[text.as_bytes()]).to_string())
+    let claims = &cloneset.spec.volume_claim_templates;
+    if claims.is_empty() {
+        return String::new();
+    }
+    let mut reduced: Vec<(String, Value)> = claims
+        .iter()
+        .map(|claim| {
+            let name = claim.metadata.name.clone().unwrap_or_default();
+            let value = json!({"metadata": {"name": name}, "spec": claim.spec});
+            (name, value)
+        })
+        .collect();
+    reduced.sort_by(|a, b| a.0.cmp(&b.0));
+    let items: Vec<String> = reduced
+        .iter()
+        .map(|(_, claim)| {
+            let typed = gojson::marshal(PERSISTENT_VOLUME_CLAIM, claim, Types::Base)
+                .unwrap_or_else(|_| claim.clone());
+            String::from_utf8(gojson::to_vec_typed(PERSISTENT_VOLUME_CLAIM, &typed)).unwrap_or_default()
+        })
+        .collect();
+    let json = format!("[{}]", items.join(","));
+    let bytes: Vec<String> = json.bytes().map(|b| b.to_string()).collect();
+    let spew = format!("([]uint8)[{}]", bytes.join(" "));
+    let hash =
+        spew.bytes().fold(0x811c_9dc5_u32, |hash, byte| (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193));
+    hash.to_string()
 }
 
 /// The revision object for the CloneSet's current template (not yet named by hash collisions).
 pub fn new_revision(cloneset: &CloneSet, number: i64, collision_count: Option<i32>) -> ControllerRevision {
     let data = revision_data(&cloneset.spec.template);
-    let bytes = serde_json::to_vec(&data).unwrap_or_default();
-    let hash = revision_hash(&bytes, collision_count);
+    let hash = revision_hash(&data_bytes(&data), collision_count);
     let mut labels =
         cloneset.spec.template.metadata.as_ref().and_then(|m| m.labels.clone()).unwrap_or_default();
     labels.insert(REVISION_HASH_LABEL.into(), hash.clone());
@@ -114,9 +177,41 @@ pub fn new_revision(cloneset: &CloneSet, number: i64, collision_count: Option<i3
     }
 }
 
-/// Whether two revisions hold the same template.
+/// Whether two revisions hold the same template: their data as read (the JSON value of the
+/// bytes each was written with; ours are upstream's bytes for the same template).
 pub fn equal_data(a: &ControllerRevision, b: &ControllerRevision) -> bool {
     a.data.as_ref().map(|d| &d.0) == b.data.as_ref().map(|d| &d.0)
+}
+
+/// Creates a revision, its body written as Go writes JSON, so that the stored `data` holds
+/// exactly upstream's bytes (kube-rs would write `<`, `>` and `&` unescaped).
+pub async fn create_revision(
+    api: &Api<ControllerRevision>,
+    revision: &ControllerRevision,
+) -> Result<ControllerRevision, kube::Error> {
+    let body = gojson::to_vec(&serde_json::to_value(revision).map_err(kube::Error::SerdeError)?);
+    let request = kube::core::Request::new(api.resource_url())
+        .create(&PostParams::default(), body)
+        .map_err(kube::Error::BuildRequest)?;
+    api.clone().into_client().request(request).await
+}
+
+/// Raises a revision's number (a rollback), and sets `annotations` on it, touching nothing else:
+/// a merge patch guarded by the resourceVersion read, so the stored data bytes stay as written.
+pub async fn renumber_revision(
+    api: &Api<ControllerRevision>,
+    revision: &ControllerRevision,
+    number: i64,
+    annotations: &BTreeMap<String, String>,
+) -> Result<ControllerRevision, kube::Error> {
+    let mut patch = json!({
+        "metadata": {"resourceVersion": revision.metadata.resource_version},
+        "revision": number,
+    });
+    if !annotations.is_empty() {
+        patch["metadata"]["annotations"] = json!(annotations);
+    }
+    api.patch(&revision.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await
 }
 
 /// The next revision number: one more than the highest.
@@ -203,15 +298,20 @@ pub async fn ensure_update_revision(
                 .ok_or_else(|| ControllerError::Invalid(format!("revision {name} vanished")))
         }
         RevisionPlan::Reuse { name, number } => {
-            let mut revision = api.get(&name).await?;
-            revision.revision = number;
-            let updated = api.replace(&name, &PostParams::default(), &revision).await?;
+            let revision = api.get(&name).await?;
+            // Upstream brings the claim templates' hash of the reused revision up to date.
+            let hash = vct_hash(cloneset);
+            let mut annotations = BTreeMap::new();
+            if revision.annotations().get(VCT_HASH_ANNOTATION) != Some(&hash) {
+                annotations.insert(VCT_HASH_ANNOTATION.to_string(), hash);
+            }
+            let updated = renumber_revision(&api, &revision, number, &annotations).await?;
             Ok((updated, collision_count))
         }
         RevisionPlan::Create(candidate) => {
             let mut candidate = *candidate;
             for _ in 0..16 {
-                match api.create(&PostParams::default(), &candidate).await {
+                match create_revision(&api, &candidate).await {
                     Ok(created) => return Ok((created, collision_count)),
                     Err(kube::Error::Api(status)) if status.code == 409 => {
                         let existing = api.get(&candidate.name_any()).await?;
@@ -299,13 +399,34 @@ mod tests {
         let data = &revision.data.as_ref().unwrap().0;
         assert_eq!(data["spec"]["template"]["$patch"], "replace");
         assert_eq!(data["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:1");
-        let labels = revision.metadata.labels.unwrap();
+        let labels = revision.labels();
         assert_eq!(labels["app"], "web");
         assert!(labels.contains_key(REVISION_HASH_LABEL));
-        assert!(revision.metadata.name.unwrap().starts_with("web-"));
+        assert!(revision.name_any().starts_with("web-"));
+        // The template read back is the template as Go writes it (`"resources":{}`), and it gives
+        // the same data again.
+        let template = template_of(&revision).unwrap();
+        assert_eq!(revision_data(&template), revision.data.unwrap().0);
+        let container = &template.spec.unwrap().containers[0];
         assert_eq!(
-            template_of(&new_revision(&cloneset("nginx:1"), 1, None)).unwrap(),
-            cloneset("nginx:1").spec.template
+            (container.image.as_deref(), container.resources.clone()),
+            (Some("nginx:1"), Some(Default::default()))
+        );
+    }
+
+    /// The plain nginx CloneSet of the takeover report: upstream names its revision
+    /// `web-cd5565c86` (see also `crate::revision_fixtures`, which checks every fixture).
+    #[test]
+    fn the_revision_name_is_upstream_s() {
+        let mut cs = cloneset("nginx:1.25");
+        kruise_crds::defaults::default_cloneset_v1beta1(&mut cs, true);
+        assert_eq!(new_revision(&cs, 1, Some(0)).name_any(), "web-cd5565c86");
+        let data = String::from_utf8(data_bytes(&revision_data(&cs.spec.template))).unwrap();
+        assert!(
+            data.starts_with(
+                r#"{"spec":{"template":{"$patch":"replace","metadata":{"creationTimestamp":null,"#
+            ),
+            "{data}"
         );
     }
 

@@ -13,14 +13,14 @@ use k8s_openapi::{
     apimachinery::pkg::{apis::meta::v1::ObjectMeta, runtime::RawExtension},
 };
 use kruise_crds::{apps::v1beta1::DaemonSet, common::well_known::CONTROLLER_REVISION_HASH};
-use kube::{
-    Api, Client, Resource, ResourceExt,
-    api::{DeleteParams, PostParams},
-};
+use kube::{Api, Client, Resource, ResourceExt, api::DeleteParams};
 
 use crate::{
     ControllerError,
-    cloneset::revision::{equal_data, revision_data, revision_hash, revision_name},
+    cloneset::revision::{
+        create_revision, data_bytes, equal_data, renumber_revision, revision_data, revision_hash,
+        revision_name,
+    },
 };
 
 /// The hash a revision stands for (its label, or its name for revisions written without one).
@@ -31,8 +31,7 @@ pub fn hash_of(revision: &ControllerRevision) -> String {
 /// The revision of the DaemonSet's current template, numbered `number`.
 pub fn new_revision(ds: &DaemonSet, number: i64, collision_count: Option<i32>) -> ControllerRevision {
     let data = revision_data(&ds.spec.template);
-    let bytes = serde_json::to_vec(&data).unwrap_or_default();
-    let hash = revision_hash(&bytes, collision_count);
+    let hash = revision_hash(&data_bytes(&data), collision_count);
     let mut labels = ds.spec.template.metadata.as_ref().and_then(|m| m.labels.clone()).unwrap_or_default();
     labels.insert(CONTROLLER_REVISION_HASH.into(), hash.clone());
     ControllerRevision {
@@ -138,15 +137,14 @@ pub async fn construct_history(
             .cloned()
             .ok_or_else(|| ControllerError::Invalid(format!("revision {name} vanished")))?;
         if let Some(number) = plan.renumber {
-            current.revision = number;
-            current = api.replace(name, &PostParams::default(), &current).await?;
+            current = renumber_revision(&api, &current, number, &Default::default()).await?;
             tracing::info!(daemonset = %ds.name_any(), revision = %name, number, "rolled back to an earlier revision");
         }
         return Ok((current, old, collision_count));
     }
     let mut candidate = new_revision(ds, plan.next_number, collision_count);
     for _ in 0..16 {
-        match api.create(&PostParams::default(), &candidate).await {
+        match create_revision(&api, &candidate).await {
             Ok(created) => return Ok((created, old, collision_count)),
             Err(kube::Error::Api(status)) if status.code == 409 => {
                 let existing = api.get(&candidate.name_any()).await?;

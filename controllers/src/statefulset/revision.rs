@@ -10,21 +10,20 @@ use k8s_openapi::{
     apimachinery::pkg::{apis::meta::v1::ObjectMeta, runtime::RawExtension},
 };
 use kruise_crds::apps::v1beta1::StatefulSet;
-use kube::{Api, Client, Resource, ResourceExt, api::PostParams};
+use kube::{Api, Client, Resource, ResourceExt};
 
 use crate::{
     ControllerError,
     cloneset::revision::{
-        REVISION_HASH_LABEL, equal_data, next_revision_number, revision_data, revision_hash, revision_name,
-        sorted,
+        REVISION_HASH_LABEL, create_revision, data_bytes, equal_data, next_revision_number,
+        renumber_revision, revision_data, revision_hash, revision_name, sorted,
     },
 };
 
 /// The revision of the set's current template, numbered `number`, named with `collision_count`.
 pub fn new_revision(set: &StatefulSet, number: i64, collision_count: Option<i32>) -> ControllerRevision {
     let data = revision_data(&set.spec.template);
-    let bytes = serde_json::to_vec(&data).unwrap_or_default();
-    let hash = revision_hash(&bytes, collision_count);
+    let hash = revision_hash(&data_bytes(&data), collision_count);
     let mut labels = set.spec.template.metadata.as_ref().and_then(|m| m.labels.clone()).unwrap_or_default();
     labels.insert(REVISION_HASH_LABEL.into(), hash.clone());
     ControllerRevision {
@@ -94,16 +93,15 @@ pub async fn ensure_update_revision(
             .map(|r| (r, collision_count))
             .ok_or_else(|| ControllerError::Invalid(format!("revision {name} vanished"))),
         RevisionPlan::Reuse { name, number } => {
-            let mut revision = api.get(&name).await?;
-            revision.revision = number;
-            let updated = api.replace(&name, &PostParams::default(), &revision).await?;
+            let revision = api.get(&name).await?;
+            let updated = renumber_revision(&api, &revision, number, &Default::default()).await?;
             tracing::info!(statefulset = %set.name_any(), revision = %name, number, "rolled back to an earlier revision");
             Ok((updated, collision_count))
         }
         RevisionPlan::Create(candidate) => {
             let mut candidate = *candidate;
             for _ in 0..16 {
-                match api.create(&PostParams::default(), &candidate).await {
+                match create_revision(&api, &candidate).await {
                     Ok(created) => return Ok((created, collision_count)),
                     Err(kube::Error::Api(status)) if status.code == 409 => {
                         let existing = api.get(&candidate.name_any()).await?;
@@ -150,7 +148,8 @@ mod tests {
         assert_eq!(v1.annotations()["team"], "a");
         let owner = &v1.owner_references()[0];
         assert_eq!((owner.kind.as_str(), owner.controller), ("StatefulSet", Some(true)));
-        assert_eq!(template_of(&v1).unwrap(), with_image("nginx:1").spec.template);
+        let template = template_of(&v1).unwrap();
+        assert_eq!(revision_data(&template), v1.data.as_ref().unwrap().0, "read back, the same data");
 
         assert!(
             matches!(plan_update_revision(&with_image("nginx:1"), &[], Some(0)), RevisionPlan::Create(r) if r.revision == 1)

@@ -5,20 +5,45 @@
 //! Defaulting the template in the workload, rather than leaving it to the pod's own defaulting,
 //! keeps the revision hash of a template stable between what the user applied and what the
 //! API server stores.
+//!
+//! The rules are Go's: a string or number field that is empty or zero counts as unset (Go cannot
+//! tell `""` from absent), a pointer only when absent; resource quantities are rounded up to
+//! milli-units (`SetDefaults_ResourceList`) and written in Go's canonical form.
 
-use k8s_openapi::api::core::v1::{
-    Container, EnvVar, HTTPGetAction, LifecycleHandler, PersistentVolumeClaim, PodSecurityContext, PodSpec,
-    Probe, Volume, VolumeProjection,
+use std::collections::BTreeMap;
+
+use k8s_openapi::{
+    api::core::v1::{
+        Container, EnvVar, HTTPGetAction, LifecycleHandler, PersistentVolumeClaim, PodSecurityContext,
+        PodSpec, Probe, Volume, VolumeProjection,
+    },
+    apimachinery::pkg::api::resource::Quantity,
 };
+
+use crate::quantity::go::round_up_milli;
 
 /// Default file mode of secret, configmap, downward API and projected volumes (0644).
 const DEFAULT_VOLUME_MODE: i32 = 0o644;
+
+/// Go's `if field == "" { field = value }`.
+fn fill(field: &mut Option<String>, value: &str) {
+    if field.as_deref().is_none_or(str::is_empty) {
+        *field = Some(value.to_string());
+    }
+}
+
+/// Go's `if field == 0 { field = value }`.
+fn fill_number(field: &mut Option<i32>, value: i32) {
+    if field.is_none_or(|v| v == 0) {
+        *field = Some(value);
+    }
+}
 
 /// Applies the pod template defaults to `spec`: Kruise's `imagePullPolicy: Always` for app
 /// containers without one, then the Kubernetes core/v1 defaults.
 pub fn default_pod_spec(spec: &mut PodSpec) {
     for container in &mut spec.containers {
-        container.image_pull_policy.get_or_insert_with(|| "Always".into());
+        fill(&mut container.image_pull_policy, "Always");
     }
     default_core_pod_spec(spec);
 }
@@ -26,11 +51,11 @@ pub fn default_pod_spec(spec: &mut PodSpec) {
 /// Applies only the Kubernetes core/v1 pod spec defaults (what the API server applies to a
 /// pod: `imagePullPolicy` from the image tag).
 pub fn default_core_pod_spec(spec: &mut PodSpec) {
-    spec.dns_policy.get_or_insert_with(|| "ClusterFirst".into());
-    spec.restart_policy.get_or_insert_with(|| "Always".into());
+    fill(&mut spec.dns_policy, "ClusterFirst");
+    fill(&mut spec.restart_policy, "Always");
     spec.security_context.get_or_insert_with(PodSecurityContext::default);
     spec.termination_grace_period_seconds.get_or_insert(30);
-    spec.scheduler_name.get_or_insert_with(|| "default-scheduler".into());
+    fill(&mut spec.scheduler_name, "default-scheduler");
 
     for volume in spec.volumes.iter_mut().flatten() {
         default_volume(volume);
@@ -43,9 +68,13 @@ pub fn default_core_pod_spec(spec: &mut PodSpec) {
     }
     for ephemeral in spec.ephemeral_containers.iter_mut().flatten() {
         for port in ephemeral.ports.iter_mut().flatten() {
-            port.protocol.get_or_insert_with(|| "TCP".into());
+            fill(&mut port.protocol, "TCP");
         }
         default_env(ephemeral.env.as_mut());
+        if let Some(resources) = ephemeral.resources.as_mut() {
+            default_resource_list(resources.limits.as_mut());
+            default_resource_list(resources.requests.as_mut());
+        }
         for probe in
             [&mut ephemeral.liveness_probe, &mut ephemeral.readiness_probe, &mut ephemeral.startup_probe]
                 .into_iter()
@@ -58,28 +87,46 @@ pub fn default_core_pod_spec(spec: &mut PodSpec) {
             default_lifecycle_handler(lifecycle.pre_stop.as_mut());
         }
     }
+    default_resource_list(spec.overhead.as_mut());
 }
 
-/// Applies the PVC template defaults (volume mode Filesystem, phase Pending).
+/// Applies the PVC template defaults Kruise applies (`SetDefaults_PersistentVolumeClaim`: phase
+/// Pending; resource lists rounded up). Not `volumeMode`: upstream's webhook leaves it unset.
 pub fn default_pvc_template(claim: &mut PersistentVolumeClaim) {
-    if let Some(spec) = claim.spec.as_mut() {
-        spec.volume_mode.get_or_insert_with(|| "Filesystem".into());
+    if let Some(resources) = claim.spec.as_mut().and_then(|spec| spec.resources.as_mut()) {
+        default_resource_list(resources.limits.as_mut());
+        default_resource_list(resources.requests.as_mut());
     }
     let status = claim.status.get_or_insert_with(Default::default);
-    status.phase.get_or_insert_with(|| "Pending".into());
+    fill(&mut status.phase, "Pending");
+    default_resource_list(status.capacity.as_mut());
+}
+
+/// `SetDefaults_ResourceList`: every quantity rounded up to milli-units, written as Go writes
+/// it afterwards. A quantity Go could not parse is left alone (validation reports it).
+pub fn default_resource_list(list: Option<&mut BTreeMap<String, Quantity>>) {
+    for quantity in list.into_iter().flat_map(|list| list.values_mut()) {
+        if let Ok(rounded) = round_up_milli(&quantity.0) {
+            quantity.0 = rounded;
+        }
+    }
 }
 
 fn default_container(container: &mut Container) {
-    if container.image_pull_policy.is_none() {
+    if container.image_pull_policy.as_deref().is_none_or(str::is_empty) {
         let latest = image_tag(container.image.as_deref().unwrap_or_default()) == "latest";
         container.image_pull_policy = Some(if latest { "Always" } else { "IfNotPresent" }.into());
     }
-    container.termination_message_path.get_or_insert_with(|| "/dev/termination-log".into());
-    container.termination_message_policy.get_or_insert_with(|| "File".into());
+    fill(&mut container.termination_message_path, "/dev/termination-log");
+    fill(&mut container.termination_message_policy, "File");
     for port in container.ports.iter_mut().flatten() {
-        port.protocol.get_or_insert_with(|| "TCP".into());
+        fill(&mut port.protocol, "TCP");
     }
     default_env(container.env.as_mut());
+    if let Some(resources) = container.resources.as_mut() {
+        default_resource_list(resources.limits.as_mut());
+        default_resource_list(resources.requests.as_mut());
+    }
     for probe in [&mut container.liveness_probe, &mut container.readiness_probe, &mut container.startup_probe]
         .into_iter()
         .flatten()
@@ -95,16 +142,16 @@ fn default_container(container: &mut Container) {
 fn default_env(env: Option<&mut Vec<EnvVar>>) {
     for var in env.into_iter().flatten() {
         if let Some(field) = var.value_from.as_mut().and_then(|from| from.field_ref.as_mut()) {
-            field.api_version.get_or_insert_with(|| "v1".into());
+            fill(&mut field.api_version, "v1");
         }
     }
 }
 
 fn default_probe(probe: &mut Probe) {
-    probe.timeout_seconds.get_or_insert(1);
-    probe.period_seconds.get_or_insert(10);
-    probe.success_threshold.get_or_insert(1);
-    probe.failure_threshold.get_or_insert(3);
+    fill_number(&mut probe.timeout_seconds, 1);
+    fill_number(&mut probe.period_seconds, 10);
+    fill_number(&mut probe.success_threshold, 1);
+    fill_number(&mut probe.failure_threshold, 3);
     if let Some(get) = probe.http_get.as_mut() {
         default_http_get(get);
     }
@@ -117,8 +164,8 @@ fn default_lifecycle_handler(handler: Option<&mut LifecycleHandler>) {
 }
 
 fn default_http_get(get: &mut HTTPGetAction) {
-    get.path.get_or_insert_with(|| "/".into());
-    get.scheme.get_or_insert_with(|| "HTTP".into());
+    fill(&mut get.path, "/");
+    fill(&mut get.scheme, "HTTP");
 }
 
 fn default_volume(volume: &mut Volume) {
@@ -139,7 +186,7 @@ fn default_volume(volume: &mut Volume) {
         downward.default_mode.get_or_insert(DEFAULT_VOLUME_MODE);
         for item in downward.items.iter_mut().flatten() {
             if let Some(field) = item.field_ref.as_mut() {
-                field.api_version.get_or_insert_with(|| "v1".into());
+                fill(&mut field.api_version, "v1");
             }
         }
     }
@@ -155,7 +202,7 @@ fn default_projection(source: &mut VolumeProjection) {
     if let Some(downward) = source.downward_api.as_mut() {
         for item in downward.items.iter_mut().flatten() {
             if let Some(field) = item.field_ref.as_mut() {
-                field.api_version.get_or_insert_with(|| "v1".into());
+                fill(&mut field.api_version, "v1");
             }
         }
     }
@@ -291,6 +338,76 @@ mod tests {
         assert!(volumes[0].empty_dir.is_some());
         assert_eq!(volumes[1].secret.as_ref().unwrap().default_mode, Some(0o644));
         assert!(volumes[1].empty_dir.is_none());
+    }
+
+    /// Go cannot tell `""` or `0` from absent: they get the default too; pointers only when absent.
+    #[test]
+    fn empty_strings_and_zeros_count_as_unset() {
+        let mut c = container("a:1", Some(""));
+        c.termination_message_path = Some(String::new());
+        c.liveness_probe = Some(Probe {
+            timeout_seconds: Some(0),
+            period_seconds: Some(5),
+            http_get: Some(HTTPGetAction { path: Some(String::new()), ..Default::default() }),
+            ..Default::default()
+        });
+        let mut spec = PodSpec {
+            containers: vec![c],
+            dns_policy: Some(String::new()),
+            termination_grace_period_seconds: Some(0),
+            ..Default::default()
+        };
+        default_pod_spec(&mut spec);
+        assert_eq!(spec.dns_policy.as_deref(), Some("ClusterFirst"));
+        assert_eq!(spec.termination_grace_period_seconds, Some(0), "a pointer set to 0 is set");
+        let c = &spec.containers[0];
+        assert_eq!(c.image_pull_policy.as_deref(), Some("Always"));
+        assert_eq!(c.termination_message_path.as_deref(), Some("/dev/termination-log"));
+        let probe = c.liveness_probe.as_ref().unwrap();
+        assert_eq!((probe.timeout_seconds, probe.period_seconds), (Some(1), Some(5)));
+        assert_eq!(probe.http_get.as_ref().unwrap().path.as_deref(), Some("/"));
+    }
+
+    /// `SetDefaults_ResourceList`: rounded up to milli-units, in Go's canonical form.
+    #[test]
+    fn resource_lists_are_rounded_up_to_millis() {
+        use k8s_openapi::api::core::v1::ResourceRequirements;
+        let quantities = |pairs: &[(&str, &str)]| {
+            Some(pairs.iter().map(|(k, v)| (k.to_string(), Quantity(v.to_string()))).collect())
+        };
+        let mut c = container("a:1", None);
+        c.resources = Some(ResourceRequirements {
+            limits: quantities(&[("cpu", "10u"), ("memory", "1024Mi")]),
+            requests: quantities(&[("cpu", "0.5"), ("memory", "+1Gi")]),
+            ..Default::default()
+        });
+        let mut spec =
+            PodSpec { containers: vec![c], overhead: quantities(&[("cpu", "1000m")]), ..Default::default() };
+        default_pod_spec(&mut spec);
+        let resources = spec.containers[0].resources.clone().unwrap();
+        assert_eq!(resources.limits, quantities(&[("cpu", "1m"), ("memory", "1Gi")]));
+        assert_eq!(resources.requests, quantities(&[("cpu", "500m"), ("memory", "+1Gi")]));
+        assert_eq!(spec.overhead, quantities(&[("cpu", "1")]));
+    }
+
+    #[test]
+    fn claim_templates_get_a_phase_and_rounded_requests_but_no_volume_mode() {
+        use k8s_openapi::api::core::v1::{PersistentVolumeClaimSpec, VolumeResourceRequirements};
+        let mut claim = PersistentVolumeClaim {
+            spec: Some(PersistentVolumeClaimSpec {
+                resources: Some(VolumeResourceRequirements {
+                    requests: Some([("storage".to_string(), Quantity("1024Mi".into()))].into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        default_pvc_template(&mut claim);
+        let spec = claim.spec.unwrap();
+        assert_eq!(spec.volume_mode, None);
+        assert_eq!(spec.resources.unwrap().requests.unwrap()["storage"], Quantity("1Gi".into()));
+        assert_eq!(claim.status.unwrap().phase.as_deref(), Some("Pending"));
     }
 
     #[test]

@@ -8,10 +8,11 @@ use std::collections::HashMap;
 use base64::Engine;
 use serde_json::{Map, Number, Value};
 
+use kruise_crds::gotypes::{Field, SCHEMA, names};
+
 use super::{
     CodecError,
     encode::is_scalar,
-    schema::{Field, SCHEMA, names},
     time,
     wire::{self, Raw},
 };

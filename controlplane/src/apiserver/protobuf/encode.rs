@@ -7,10 +7,10 @@
 use base64::Engine;
 use serde_json::Value;
 
+use kruise_crds::gotypes::{Field, SCHEMA, names};
+
 use super::{
-    CodecError,
-    schema::{Field, SCHEMA, names},
-    time,
+    CodecError, time,
     wire::{self, FIXED64},
 };
 
@@ -49,7 +49,15 @@ pub fn message(name: &str, value: &Value, path: &str) -> Result<Vec<u8>, CodecEr
             wire::put_varint_field(&mut out, 2, int as u64);
             wire::put_bytes(&mut out, 3, text.as_bytes());
         }
-        names::RAW_EXTENSION | names::FIELDS_V1 | names::EXT_JSON => {
+        names::RAW_EXTENSION => {
+            // Embedded JSON as Go's json.Marshal writes it (keys sorted, `<`, `>`, `&` escaped),
+            // so data a Go client wrote (a ControllerRevision's, which upstream controllers
+            // compare byte for byte) reads back as the same bytes.
+            if !value.is_null() {
+                wire::put_bytes(&mut out, 1, &kruise_crds::gojson::to_vec(value));
+            }
+        }
+        names::FIELDS_V1 | names::EXT_JSON => {
             if !value.is_null() {
                 let raw = serde_json::to_vec(value)
                     .map_err(|e| CodecError::Value { path: path.into(), message: e.to_string() })?;
@@ -173,6 +181,8 @@ fn field_like(field: &Field) -> Field {
         omit_empty: false,
         omit_zero: false,
         inline: false,
+        not_in_base: false,
+        declared: 0,
     }
 }
 

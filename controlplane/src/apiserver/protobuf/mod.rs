@@ -1,6 +1,6 @@
 //! `application/vnd.kubernetes.protobuf` for the built-in kinds: objects are stored as JSON and
 //! converted at the edge, with one generic converter driven by the wire schema of the Go types
-//! (`schema.json`), so that what a client-go program decodes is what kube-apiserver would have
+//! ([`kruise_crds::gotypes`]), so that what a client-go program decodes is what kube-apiserver would have
 //! sent for the same JSON object.
 //!
 //! On the wire an object is the 4-byte magic `k8s\0` and a `runtime.Unknown` envelope
@@ -10,10 +10,10 @@
 
 mod decode;
 mod encode;
-pub mod schema;
 mod time;
 pub(crate) mod wire;
 
+use kruise_crds::gotypes::SCHEMA;
 use serde_json::Value;
 
 /// The protobuf media type.
@@ -72,7 +72,7 @@ impl CodecError {
 
 /// Whether objects of this `apiVersion` and `kind` have a protobuf form.
 pub fn supports(api_version: &str, kind: &str) -> bool {
-    schema::SCHEMA.kind(api_version, kind).is_some()
+    SCHEMA.kind(api_version, kind).is_some()
 }
 
 fn kind_of(object: &Value) -> (&str, &str) {
@@ -85,7 +85,7 @@ fn kind_of(object: &Value) -> (&str, &str) {
 /// Encodes a JSON object (with `apiVersion` and `kind`) as a protobuf body.
 pub fn encode(object: &Value) -> Result<Vec<u8>, CodecError> {
     let (api_version, kind) = kind_of(object);
-    let message = schema::SCHEMA.kind(api_version, kind).ok_or_else(|| CodecError::UnknownKind {
+    let message = SCHEMA.kind(api_version, kind).ok_or_else(|| CodecError::UnknownKind {
         api_version: api_version.to_string(),
         kind: kind.to_string(),
     })?;
@@ -143,7 +143,7 @@ pub fn declared_kind(body: &[u8]) -> Result<(String, String), CodecError> {
 /// would have sent.
 pub fn decode(body: &[u8]) -> Result<Value, CodecError> {
     let (api_version, kind, raw) = envelope(body)?;
-    let message = schema::SCHEMA
+    let message = SCHEMA
         .kind(&api_version, &kind)
         .ok_or_else(|| CodecError::UnknownKind { api_version: api_version.clone(), kind: kind.clone() })?;
     let mut object = decode::message(message, raw, "")?;

@@ -206,6 +206,16 @@ fn special_types_have_their_wire_form() {
 }
 
 #[test]
+fn revision_data_is_written_as_go_writes_it() {
+    let revision = json!({"kind": "ControllerRevision", "apiVersion": "apps/v1", "metadata": {"name": "web-1"},
+                          "revision": 1, "data": {"spec": {"template": {"metadata": {"annotations": {"a": "<b>&"}}, "$patch": "replace"}}}});
+    let bytes = encode(&revision).unwrap();
+    let go = br#"{"spec":{"template":{"$patch":"replace","metadata":{"annotations":{"a":"\u003cb\u003e\u0026"}}}}}"#;
+    assert!(bytes.windows(go.len()).any(|w| w == go), "{}", String::from_utf8_lossy(&bytes));
+    assert_eq!(round_trip(&revision)["data"], revision["data"]);
+}
+
+#[test]
 fn bad_input_is_an_error_with_the_field_path() {
     let wrong = json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"name": 5}});
     assert_eq!(

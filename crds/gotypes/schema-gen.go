@@ -1,15 +1,22 @@
-// Command schema-gen writes the wire schema of the Kubernetes built-in kinds, as the
-// embedded API server's protobuf codec reads it (controlplane/src/apiserver/protobuf/schema.json).
+// Command schema-gen writes the Go-types schema of the Kubernetes built-in kinds
+// (crds/src/gotypes/schema.json): what the embedded API server's protobuf codec and the
+// Go-JSON re-marshaller (kruise_crds::gojson) read.
 //
 // It walks, by reflection, every Go type that client-go's scheme (plus apiextensions v1 and the
 // meta.k8s.io/v1 kinds) registers for a GA group version and records, for each struct, each
 // field's protobuf number and wire kind, JSON name, omitempty/omitzero, inline, and whether Go holds it
 // by pointer: what the codec needs to encode and decode exactly as kube-apiserver's Go types do.
+//
+// With -base FILE (the output of this program built against an older k8s.io/api, the base),
+// each field the base's Go types lack is marked "x", and the program fails unless every other
+// field is the same in both apart from omitzero (which the base must not use at all): so a
+// reader can reproduce the base's encoding/json behaviour from the one file.
 // Run it through generate.sh (next to this file); the output is committed.
 package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"reflect"
@@ -36,6 +43,11 @@ type Field struct {
 	OmitEmpty bool   `json:"o,omitempty"`
 	OmitZero  bool   `json:"z,omitempty"`
 	Inline    bool   `json:"i,omitempty"`
+	// NotInBase: the base version's Go type has no such field (see -base).
+	NotInBase bool `json:"x,omitempty"`
+	// Declared: the field's position in the Go struct (encoding/json writes fields in that
+	// order; the list is sorted by protobuf number).
+	Declared int `json:"d,omitempty"`
 }
 
 // Message is one struct (or a named slice, wrapped as a message holding its items).
@@ -49,6 +61,9 @@ type Message struct {
 
 // Schema is the whole output.
 type Schema struct {
+	// Version and Base: the k8s.io/api versions the schema and its "x" marks come from.
+	Version  string             `json:"version,omitempty"`
+	Base     string             `json:"base,omitempty"`
 	Kinds    map[string]string  `json:"kinds"`
 	Messages map[string]Message `json:"messages"`
 }
@@ -137,7 +152,7 @@ func walk(t reflect.Type, path string) {
 		if err != nil {
 			panic(fmt.Sprintf("%s.%s: bad protobuf tag %q", name, f.Name, tag))
 		}
-		field := Field{Number: number, Repeated: parts[2] == "rep"}
+		field := Field{Number: number, Repeated: parts[2] == "rep", Declared: i}
 		jsonTag := f.Tag.Get("json")
 		jsonName, opts, _ := strings.Cut(jsonTag, ",")
 		if jsonTag == "-" {
@@ -194,7 +209,61 @@ func add(gvk schema.GroupVersionKind, t reflect.Type) {
 	out.Kinds[gvk.GroupVersion().String()+"/"+gvk.Kind] = typeName(t)
 }
 
+// markBase marks the fields the base schema lacks and checks that the rest agree.
+func markBase(baseFile string) {
+	data, err := os.ReadFile(baseFile)
+	if err != nil {
+		panic(err)
+	}
+	var base Schema
+	if err := json.Unmarshal(data, &base); err != nil {
+		panic(err)
+	}
+	for name, message := range base.Messages {
+		for _, field := range message.Fields {
+			if field.OmitZero {
+				panic(fmt.Sprintf("base %s.%s uses omitzero", name, field.JSON))
+			}
+		}
+	}
+	for name, message := range out.Messages {
+		old, inBase := base.Messages[name]
+		if !inBase {
+			continue // reachable only through fields marked below
+		}
+		byNumber := map[int]Field{}
+		for _, field := range old.Fields {
+			byNumber[field.Number] = field
+		}
+		for i, field := range message.Fields {
+			was, found := byNumber[field.Number]
+			if !found {
+				message.Fields[i].NotInBase = true
+				continue
+			}
+			delete(byNumber, field.Number)
+			was.OmitZero = field.OmitZero
+			was.Declared = field.Declared // a field added in the middle moves the ones after it
+			if was != field {
+				panic(fmt.Sprintf("%s.%s differs from the base: %+v -> %+v", name, field.JSON, was, field))
+			}
+		}
+		if len(byNumber) > 0 {
+			panic(fmt.Sprintf("%s: fields of the base are gone: %+v", name, byNumber))
+		}
+		if old.Wrapper != message.Wrapper || old.CustomJSON != message.CustomJSON {
+			panic(fmt.Sprintf("%s: kind of message differs from the base", name))
+		}
+		out.Messages[name] = message
+	}
+}
+
 func main() {
+	baseFile := flag.String("base", "", "schema written by this program for the base version")
+	baseVersion := flag.String("base-version", "", "k8s.io/api version of -base")
+	version := flag.String("version", "", "k8s.io/api version this program is built with")
+	flag.Parse()
+	out.Version = *version
 	s := runtime.NewScheme()
 	for gvk, t := range scheme.Scheme.AllKnownTypes() {
 		s.AddKnownTypeWithName(gvk, reflect.New(t).Interface().(runtime.Object))
@@ -212,6 +281,10 @@ func main() {
 		if gaVersion.MatchString(gvk.Version) && gvk.Version != runtime.APIVersionInternal {
 			add(gvk, t)
 		}
+	}
+	if *baseFile != "" {
+		markBase(*baseFile)
+		out.Base = *baseVersion
 	}
 	encoder := json.NewEncoder(os.Stdout)
 	if err := encoder.Encode(out); err != nil {

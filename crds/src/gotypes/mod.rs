@@ -1,7 +1,15 @@
-//! The wire schema of the built-in kinds (`schema.json`, written by
-//! `controlplane/protobuf/generate.sh` from the Kubernetes Go types): for each message, its
-//! fields' numbers, wire kinds, JSON names and the Go details that decide what is written
-//! (pointer or value, `omitempty`, inline).
+//! The Go types of the Kubernetes built-in kinds as data (`schema.json`, written by
+//! `crds/gotypes/generate.sh` from the `k8s.io/api` Go types by reflection): for each message
+//! (Go struct), its fields' protobuf numbers and wire kinds, JSON names and the Go details that
+//! decide what `encoding/json` writes (pointer or value, `omitempty`, `omitzero`, inline, custom
+//! JSON form).
+//!
+//! The schema is that of [`Schema::version`] (the Kubernetes version the embedded API server
+//! serves); fields the older [`Schema::base`] types lack (the `k8s.io/api` upstream OpenKruise
+//! v1.9.0 is built with) are marked [`Field::not_in_base`], and the base uses no `omitzero` at
+//! all (the generator checks both), so one file describes both.
+//!
+//! Users: the embedded API server's protobuf codec and [`crate::gojson`].
 
 use std::{collections::HashMap, sync::LazyLock};
 
@@ -38,6 +46,13 @@ pub struct Field {
     /// `json:",inline"`: the message's fields are the parent's JSON fields.
     #[serde(rename = "i", default)]
     pub inline: bool,
+    /// The base version's Go type has no such field (it was added later).
+    #[serde(rename = "x", default)]
+    pub not_in_base: bool,
+    /// Position in the Go struct: `encoding/json` writes fields in this order (the list is
+    /// sorted by protobuf number).
+    #[serde(rename = "d", default)]
+    pub declared: u32,
 }
 
 /// One message (a Go struct, or a named slice held as a message of its items).
@@ -57,6 +72,12 @@ pub struct Message {
 /// The whole schema.
 #[derive(Debug, Deserialize)]
 pub struct Schema {
+    /// The `k8s.io/api` version the schema was generated from.
+    #[serde(default)]
+    pub version: String,
+    /// The older `k8s.io/api` version [`Field::not_in_base`] refers to.
+    #[serde(default)]
+    pub base: String,
     /// `apiVersion/kind` to message name.
     pub kinds: HashMap<String, String>,
     /// Messages by name (Go package path and type name).
@@ -73,7 +94,7 @@ impl Schema {
 /// The schema, parsed on first use.
 pub static SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
     // The file is generated and checked by this crate's tests: failing to parse it is a build bug.
-    serde_json::from_str(include_str!("schema.json")).expect("protobuf/schema.json is valid")
+    serde_json::from_str(include_str!("schema.json")).expect("gotypes/schema.json is valid")
 });
 
 /// Names of the messages with their own JSON form.
@@ -122,6 +143,21 @@ pub mod names {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn versions_are_recorded_and_only_later_fields_are_marked() {
+        assert_eq!((SCHEMA.version.as_str(), SCHEMA.base.as_str()), ("v0.34.4", "v0.32.10"));
+        let later = |message: &str, json: &str| {
+            SCHEMA.messages[message].fields.iter().find(|f| f.json == json).map(|f| f.not_in_base)
+        };
+        assert_eq!(later("k8s.io/api/core/v1.PodSpec", "hostnameOverride"), Some(true));
+        assert_eq!(later("k8s.io/api/core/v1.Container", "restartPolicyRules"), Some(true));
+        assert_eq!(later("k8s.io/api/core/v1.Container", "resizePolicy"), Some(false));
+        assert_eq!(
+            later("k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta", "creationTimestamp"),
+            Some(false)
+        );
+    }
 
     #[test]
     fn every_custom_json_message_is_one_the_codec_knows() {
