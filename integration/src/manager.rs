@@ -249,14 +249,15 @@ impl Drop for KruiseManager {
     }
 }
 
-/// The in-process replica's webhook settings (the StatefulSet PVC-resize gate as `kruise
-/// manager` sets it).
+/// The in-process replica's webhook settings (the StatefulSet PVC-resize and CRD cascading
+/// deletion-protection gates as `kruise manager` sets them).
 fn webhook_config(bind: SocketAddr, gates: &FeatureGates) -> WebhookConfig {
     WebhookConfig {
         bind,
         namespace: MANAGER_NAMESPACE.into(),
         endpoint: WebhookEndpoint::Url { host: "127.0.0.1".into(), port: None },
         statefulset_auto_resize_pvc: gates.enabled(Gate::StatefulSetAutoResizePVCGate),
+        crd_cascading_deletion_protection: gates.enabled(Gate::DeletionProtectionForCRDCascadingGate),
         ..Default::default()
     }
 }

@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 
 use kruise_crds::{
     apps::{v1alpha1, v1beta1},
-    common::well_known::DELETE_PROTECTION,
     defaults::{default_cloneset_v1alpha1, default_cloneset_v1beta1},
     field::{ErrorList, FieldError, FieldPath, quoted},
     resource::APPS_GROUP,
@@ -22,8 +21,9 @@ use kube::core::{
 };
 use serde_json::Value;
 
-use super::admission::{
-    allowed, check, default_patch, errored, invalid, object_value, object_version, patched,
+use super::{
+    admission::{allowed, check, default_patch, errored, invalid, object_value, object_version, patched},
+    deletion_protection::workload_refusal,
 };
 
 /// Kind name used in responses.
@@ -163,7 +163,7 @@ pub fn validate(
             if !options.deletion_protection {
                 return allowed(request);
             }
-            match deletion_refusal(&old) {
+            match workload_refusal(&old) {
                 Some(message) => {
                     tracing::info!(name = %request.name, namespace = ?request.namespace, user = ?request.user_info.username, %message, "refused a protected CloneSet deletion");
                     errored(request, 403, &message)
@@ -224,30 +224,11 @@ fn pods_to_delete_errors(cloneset: &v1alpha1::CloneSet, pods: &BTreeMap<String, 
         .collect()
 }
 
-/// Why deleting the workload `old` is refused by its `policy.kruise.io/delete-protection`
-/// label, in upstream's words: `Always` always; `Cascading` while `spec.replicas > 0`. An
-/// object already being deleted is never refused.
-pub fn deletion_refusal(old: &Value) -> Option<String> {
-    if old.pointer("/metadata/deletionTimestamp").is_some_and(|value| !value.is_null()) {
-        return None;
-    }
-    let value = old.pointer("/metadata/labels")?.get(DELETE_PROTECTION)?.as_str()?;
-    match value {
-        "Always" => Some(format!("forbidden by ResourcesProtectionDeletion for {DELETE_PROTECTION}={value}")),
-        "Cascading" => {
-            let replicas = old.pointer("/spec/replicas").and_then(Value::as_i64)?;
-            (replicas > 0).then(|| {
-                format!("forbidden by ResourcesProtectionDeletion for {DELETE_PROTECTION}={value} and replicas {replicas}>0")
-            })
-        }
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
+    use kruise_crds::common::well_known::DELETE_PROTECTION;
     use serde_json::json;
 
     use super::*;
@@ -444,27 +425,32 @@ mod tests {
             }
             object
         };
-        let cases = [
-            (with(None, 3, false), None),
-            (
-                with(Some("Always"), 0, false),
-                Some(
-                    "forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Always",
-                ),
-            ),
-            (with(Some("Always"), 3, true), None),
-            (
-                with(Some("Cascading"), 3, false),
-                Some(
-                    "forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and replicas 3>0",
-                ),
-            ),
-            (with(Some("Cascading"), 0, false), None),
-            (with(Some("Sometimes"), 3, false), None),
-        ];
-        for (object, expected) in cases {
-            assert_eq!(deletion_refusal(&object).as_deref(), expected, "{object}");
-        }
+        // The label's values are tabled in `deletion_protection`; here the CloneSet review.
+        let cascading = validate(
+            &request("DELETE", "v1alpha1", Value::Null, with(Some("Cascading"), 3, false)),
+            &BTreeMap::new(),
+            ValidationOptions::default(),
+        );
+        assert_eq!(
+            cascading.result.message,
+            "forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and replicas 3>0"
+        );
+        assert!(
+            validate(
+                &request("DELETE", "v1beta1", Value::Null, with(Some("Cascading"), 0, false)),
+                &BTreeMap::new(),
+                ValidationOptions::default()
+            )
+            .allowed
+        );
+        assert!(
+            validate(
+                &request("DELETE", "v1beta1", Value::Null, with(Some("Always"), 3, true)),
+                &BTreeMap::new(),
+                ValidationOptions::default()
+            )
+            .allowed
+        );
         let protected = with(Some("Always"), 1, false);
         let response = validate(
             &request("DELETE", "v1beta1", Value::Null, protected.clone()),

@@ -20,6 +20,7 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement, ObjectMeta},
 };
 use kruise_crds::{
+    common::well_known::DELETE_PROTECTION,
     crd::CONVERSION_PATH,
     resource::{APPS_GROUP, POLICY_GROUP},
 };
@@ -27,10 +28,12 @@ use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 use super::{
-    CLONESET_MUTATING_PATH, CLONESET_VALIDATING_PATH, CONTAINERRECREATEREQUEST_MUTATING_PATH,
-    DAEMONSET_MUTATING_PATH, DAEMONSET_VALIDATING_PATH, IMAGELISTPULLJOB_MUTATING_PATH,
+    BUILTIN_STATEFULSET_VALIDATING_PATH, CLONESET_MUTATING_PATH, CLONESET_VALIDATING_PATH,
+    CONTAINERRECREATEREQUEST_MUTATING_PATH, CRD_VALIDATING_PATH, DAEMONSET_MUTATING_PATH,
+    DAEMONSET_VALIDATING_PATH, DEPLOYMENT_VALIDATING_PATH, IMAGELISTPULLJOB_MUTATING_PATH,
     IMAGELISTPULLJOB_VALIDATING_PATH, IMAGEPULLJOB_MUTATING_PATH, IMAGEPULLJOB_VALIDATING_PATH,
-    MUTATING_CONFIGURATION_NAME, NODEIMAGE_MUTATING_PATH, NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH,
+    INGRESS_VALIDATING_PATH, MUTATING_CONFIGURATION_NAME, NAMESPACE_VALIDATING_PATH, NODEIMAGE_MUTATING_PATH,
+    NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH, REPLICASET_VALIDATING_PATH, SERVICE_VALIDATING_PATH,
     STATEFULSET_MUTATING_PATH, STATEFULSET_VALIDATING_PATH, VALIDATING_CONFIGURATION_NAME,
     conversion::converts,
 };
@@ -66,6 +69,30 @@ struct WebhookSpec {
     resource: &'static str,
     /// Exempt namespaces labelled `control-plane` (upstream's pod webhooks).
     exempt_control_plane: bool,
+    /// Send only objects labelled `policy.kruise.io/delete-protection` (upstream's
+    /// `objectSelector` on the deletion-protection webhooks of built-in kinds): a DELETE of
+    /// anything else never waits for this server.
+    only_delete_protected: bool,
+}
+
+/// A deletion-protection webhook of a built-in kind (DELETE only, labelled objects only).
+const fn protection(
+    name: &'static str,
+    path: &'static str,
+    group: &'static str,
+    versions: &'static [&'static str],
+    resource: &'static str,
+) -> WebhookSpec {
+    WebhookSpec {
+        name,
+        path,
+        group,
+        versions,
+        operations: &["DELETE"],
+        resource,
+        exempt_control_plane: false,
+        only_delete_protected: true,
+    }
 }
 
 const MUTATING: &[WebhookSpec] = &[
@@ -77,6 +104,7 @@ const MUTATING: &[WebhookSpec] = &[
         operations: &["CREATE"],
         resource: "pods",
         exempt_control_plane: true,
+        only_delete_protected: false,
     },
     WebhookSpec {
         name: "mcloneset.kb.io",
@@ -86,6 +114,7 @@ const MUTATING: &[WebhookSpec] = &[
         operations: &["CREATE", "UPDATE"],
         resource: "clonesets",
         exempt_control_plane: false,
+        only_delete_protected: false,
     },
     WebhookSpec {
         name: "mstatefulset.kb.io",
@@ -95,6 +124,7 @@ const MUTATING: &[WebhookSpec] = &[
         operations: &["CREATE", "UPDATE"],
         resource: "statefulsets",
         exempt_control_plane: false,
+        only_delete_protected: false,
     },
     WebhookSpec {
         name: "mdaemonset.kb.io",
@@ -104,6 +134,7 @@ const MUTATING: &[WebhookSpec] = &[
         operations: &["CREATE", "UPDATE"],
         resource: "daemonsets",
         exempt_control_plane: false,
+        only_delete_protected: false,
     },
     WebhookSpec {
         name: "mcontainerrecreaterequest.kb.io",
@@ -113,6 +144,7 @@ const MUTATING: &[WebhookSpec] = &[
         operations: &["CREATE", "UPDATE"],
         resource: "containerrecreaterequests",
         exempt_control_plane: false,
+        only_delete_protected: false,
     },
     WebhookSpec {
         name: "mimagelistpulljob-v1beta1.kb.io",
@@ -122,6 +154,7 @@ const MUTATING: &[WebhookSpec] = &[
         operations: &["CREATE", "UPDATE"],
         resource: "imagelistpulljobs",
         exempt_control_plane: false,
+        only_delete_protected: false,
     },
     WebhookSpec {
         name: "mimagepulljob-v1beta1.kb.io",
@@ -131,6 +164,7 @@ const MUTATING: &[WebhookSpec] = &[
         operations: &["CREATE", "UPDATE"],
         resource: "imagepulljobs",
         exempt_control_plane: false,
+        only_delete_protected: false,
     },
     WebhookSpec {
         name: "mnodeimage.kb.io",
@@ -140,6 +174,7 @@ const MUTATING: &[WebhookSpec] = &[
         operations: &["CREATE", "UPDATE"],
         resource: "nodeimages",
         exempt_control_plane: false,
+        only_delete_protected: false,
     },
 ];
 
@@ -152,6 +187,7 @@ const VALIDATING: &[WebhookSpec] = &[
         operations: &["CREATE", "UPDATE", "DELETE"],
         resource: "clonesets",
         exempt_control_plane: false,
+        only_delete_protected: false,
     },
     WebhookSpec {
         name: "vstatefulset.kb.io",
@@ -161,6 +197,7 @@ const VALIDATING: &[WebhookSpec] = &[
         operations: &["CREATE", "UPDATE", "DELETE"],
         resource: "statefulsets",
         exempt_control_plane: false,
+        only_delete_protected: false,
     },
     WebhookSpec {
         name: "vdaemonset.kb.io",
@@ -170,6 +207,7 @@ const VALIDATING: &[WebhookSpec] = &[
         operations: &["CREATE", "UPDATE"],
         resource: "daemonsets",
         exempt_control_plane: false,
+        only_delete_protected: false,
     },
     WebhookSpec {
         name: "vimagelistpulljob-v1beta1.kb.io",
@@ -179,6 +217,7 @@ const VALIDATING: &[WebhookSpec] = &[
         operations: &["CREATE", "UPDATE"],
         resource: "imagelistpulljobs",
         exempt_control_plane: false,
+        only_delete_protected: false,
     },
     WebhookSpec {
         name: "vimagepulljob-v1beta1.kb.io",
@@ -188,6 +227,7 @@ const VALIDATING: &[WebhookSpec] = &[
         operations: &["CREATE", "UPDATE"],
         resource: "imagepulljobs",
         exempt_control_plane: false,
+        only_delete_protected: false,
     },
     WebhookSpec {
         name: "vpodprobemarker.kb.io",
@@ -197,6 +237,7 @@ const VALIDATING: &[WebhookSpec] = &[
         operations: &["CREATE", "UPDATE"],
         resource: "podprobemarkers",
         exempt_control_plane: false,
+        only_delete_protected: false,
     },
     WebhookSpec {
         name: "vnodeimage.kb.io",
@@ -206,7 +247,33 @@ const VALIDATING: &[WebhookSpec] = &[
         operations: &["CREATE", "UPDATE"],
         resource: "nodeimages",
         exempt_control_plane: false,
+        only_delete_protected: false,
     },
+    protection("vbuiltindeployment.kb.io", DEPLOYMENT_VALIDATING_PATH, "apps", &["v1"], "deployments"),
+    protection("vbuiltinreplicaset.kb.io", REPLICASET_VALIDATING_PATH, "apps", &["v1"], "replicasets"),
+    protection(
+        "vbuiltinstatefulset.kb.io",
+        BUILTIN_STATEFULSET_VALIDATING_PATH,
+        "apps",
+        &["v1"],
+        "statefulsets",
+    ),
+    protection(
+        "vcustomresourcedefinition.kb.io",
+        CRD_VALIDATING_PATH,
+        "apiextensions.k8s.io",
+        &["v1", "v1beta1"],
+        "customresourcedefinitions",
+    ),
+    protection("vnamespace.kb.io", NAMESPACE_VALIDATING_PATH, "", &["v1"], "namespaces"),
+    protection("vservice.kb.io", SERVICE_VALIDATING_PATH, "", &["v1"], "services"),
+    protection(
+        "vingress.kb.io",
+        INGRESS_VALIDATING_PATH,
+        "networking.k8s.io",
+        &["v1", "v1beta1"],
+        "ingresses",
+    ),
 ];
 
 /// The admission `clientConfig` for `path`.
@@ -250,6 +317,17 @@ fn namespace_selector(spec: &WebhookSpec) -> Option<LabelSelector> {
         match_expressions: Some(vec![LabelSelectorRequirement {
             key: "control-plane".into(),
             operator: "DoesNotExist".into(),
+            values: None,
+        }]),
+        match_labels: None,
+    })
+}
+
+fn object_selector(spec: &WebhookSpec) -> Option<LabelSelector> {
+    spec.only_delete_protected.then(|| LabelSelector {
+        match_expressions: Some(vec![LabelSelectorRequirement {
+            key: DELETE_PROTECTION.into(),
+            operator: "Exists".into(),
             values: None,
         }]),
         match_labels: None,
@@ -303,6 +381,7 @@ pub fn desired_validating(target: &ClientTarget, ca_bundle: &ByteString) -> Vali
                     failure_policy: Some("Fail".into()),
                     name: spec.name.into(),
                     namespace_selector: namespace_selector(spec),
+                    object_selector: object_selector(spec),
                     rules: rules(spec),
                     side_effects: "None".into(),
                     ..Default::default()
@@ -545,9 +624,33 @@ mod tests {
                 "vimagelistpulljob-v1beta1.kb.io",
                 "vimagepulljob-v1beta1.kb.io",
                 "vpodprobemarker.kb.io",
-                "vnodeimage.kb.io"
+                "vnodeimage.kb.io",
+                "vbuiltindeployment.kb.io",
+                "vbuiltinreplicaset.kb.io",
+                "vbuiltinstatefulset.kb.io",
+                "vcustomresourcedefinition.kb.io",
+                "vnamespace.kb.io",
+                "vservice.kb.io",
+                "vingress.kb.io"
             ]
         );
+        // Upstream's deletion-protection webhooks: DELETE only, labelled objects only.
+        let namespace = &validating["webhooks"][11];
+        assert_eq!(
+            namespace["rules"],
+            json!([{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["namespaces"]}])
+        );
+        assert_eq!(
+            namespace["objectSelector"],
+            json!({"matchExpressions": [{"key": "policy.kruise.io/delete-protection", "operator": "Exists"}]})
+        );
+        assert_eq!(namespace["clientConfig"]["url"], "https://127.0.0.1:9876/validate-namespace");
+        let crd = &validating["webhooks"][10];
+        assert_eq!(crd["rules"][0]["apiGroups"], json!(["apiextensions.k8s.io"]));
+        assert_eq!(crd["rules"][0]["apiVersions"], json!(["v1", "v1beta1"]));
+        assert_eq!(validating["webhooks"][9]["rules"][0]["resources"], json!(["statefulsets"]));
+        assert_eq!(validating["webhooks"][9]["rules"][0]["apiGroups"], json!(["apps"]));
+        assert!(validating["webhooks"][0].get("objectSelector").is_none());
         let daemonset = &validating["webhooks"][2];
         assert_eq!(
             daemonset["rules"],

@@ -12,6 +12,10 @@
 //! - `/mutate-apps-kruise-io-containerrecreaterequest` ([`crr`]): ContainerRecreateRequest
 //!   validation, defaults and the copy of its pod's identity (upstream has no validating twin);
 //! - `/mutate-pod` ([`pod`]): the `KruisePodReady` readiness gate on Kruise-owned pods;
+//! - `/validate-namespace`, `/validate-customresourcedefinition`, `/validate-apps-deployment`,
+//!   `/validate-apps-replicaset`, `/validate-apps-statefulset`, `/validate-service` and
+//!   `/validate-ingress` ([`deletion_protection`]): `policy.kruise.io/delete-protection` on the
+//!   DELETE of those built-in kinds and of CRDs;
 //! - `/convert` ([`conversion`]): v1alpha1 <-> v1beta1 for every Kruise kind with two versions.
 //!
 //! The server manages its own trust ([`certs`]): a CA and serving certificate kept in Secret
@@ -36,6 +40,7 @@ pub mod configuration;
 pub mod conversion;
 pub mod crr;
 pub mod daemonset;
+pub mod deletion_protection;
 pub mod imagejobs;
 pub mod peers;
 pub mod pod;
@@ -80,6 +85,20 @@ pub const CONTAINERRECREATEREQUEST_MUTATING_PATH: &str = "/mutate-apps-kruise-io
 pub const POD_MUTATING_PATH: &str = "/mutate-pod";
 /// Path of the PodProbeMarker validating webhook.
 pub const PODPROBEMARKER_VALIDATING_PATH: &str = "/validate-apps-kruise-io-podprobemarker";
+/// Path of the Deployment deletion-protection webhook (upstream `vbuiltindeployment.kb.io`).
+pub const DEPLOYMENT_VALIDATING_PATH: &str = "/validate-apps-deployment";
+/// Path of the ReplicaSet deletion-protection webhook (upstream `vbuiltinreplicaset.kb.io`).
+pub const REPLICASET_VALIDATING_PATH: &str = "/validate-apps-replicaset";
+/// Path of the apps/v1 StatefulSet deletion-protection webhook (`vbuiltinstatefulset.kb.io`).
+pub const BUILTIN_STATEFULSET_VALIDATING_PATH: &str = "/validate-apps-statefulset";
+/// Path of the CRD deletion-protection webhook (`vcustomresourcedefinition.kb.io`).
+pub const CRD_VALIDATING_PATH: &str = "/validate-customresourcedefinition";
+/// Path of the Namespace deletion-protection webhook (`vnamespace.kb.io`).
+pub const NAMESPACE_VALIDATING_PATH: &str = "/validate-namespace";
+/// Path of the Service deletion-protection webhook (`vservice.kb.io`).
+pub const SERVICE_VALIDATING_PATH: &str = "/validate-service";
+/// Path of the Ingress deletion-protection webhook (`vingress.kb.io`).
+pub const INGRESS_VALIDATING_PATH: &str = "/validate-ingress";
 /// Path of the conversion webhook.
 pub const CONVERSION_PATH: &str = kruise_crds::crd::CONVERSION_PATH;
 /// Name of the MutatingWebhookConfiguration the server maintains.
@@ -136,9 +155,13 @@ pub struct WebhookConfig {
     /// Create and repair the webhook configurations and the CRDs' conversion settings (off
     /// when they are managed elsewhere, e.g. with external certificates).
     pub manage_configurations: bool,
-    /// Enforce `policy.kruise.io/delete-protection` on CloneSet DELETE (upstream feature gate
+    /// Enforce `policy.kruise.io/delete-protection` on DELETE of CloneSets, Advanced
+    /// StatefulSets and the built-in kinds of [`deletion_protection`] (upstream feature gate
     /// `ResourcesDeletionProtection`).
     pub deletion_protection: bool,
+    /// Honour `Cascading` on CRDs by counting their custom resources (upstream feature gate
+    /// `DeletionProtectionForCRDCascadingGate`); off, a `Cascading` CRD cannot be deleted.
+    pub crd_cascading_deletion_protection: bool,
     /// Give every new pod the `KruisePodReady` gate, not only Kruise-owned ones (upstream
     /// feature gate `KruisePodReadinessGate`).
     pub readiness_gate_for_all_pods: bool,
@@ -163,6 +186,7 @@ impl Default for WebhookConfig {
             resync_period: Duration::from_secs(60),
             manage_configurations: true,
             deletion_protection: true,
+            crd_cascading_deletion_protection: false,
             readiness_gate_for_all_pods: false,
             statefulset_auto_resize_pvc: false,
         }

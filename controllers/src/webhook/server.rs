@@ -45,6 +45,7 @@ use super::{
     cloneset::{self, PodLookup, ValidationOptions},
     configuration::{self, ClientTarget},
     conversion, crr, daemonset,
+    deletion_protection::{self, DeletionOptions, Dependents, Lookup, Prepared, Target},
     imagejobs::{self, ImageKind},
     pod::{self, PodMutationOptions},
     statefulset,
@@ -134,6 +135,7 @@ struct HandlerState {
     validation: ValidationOptions,
     pods: PodMutationOptions,
     statefulset: statefulset::StatefulSetAdmission,
+    deletion: DeletionOptions,
 }
 
 /// The routes: the three admission webhooks and `/convert`.
@@ -163,6 +165,19 @@ fn router(state: HandlerState) -> Router {
         .route(NODEIMAGE_VALIDATING_PATH, post(|body| image_admission(ImageKind::NodeImage, false, body)))
         .route(CONTAINERRECREATEREQUEST_MUTATING_PATH, post(mutate_crr))
         .route(super::PODPROBEMARKER_VALIDATING_PATH, post(validate_podprobemarker))
+        .route(super::DEPLOYMENT_VALIDATING_PATH, post(|state, body| protect(state, Target::Workload, body)))
+        .route(super::REPLICASET_VALIDATING_PATH, post(|state, body| protect(state, Target::Workload, body)))
+        .route(
+            super::BUILTIN_STATEFULSET_VALIDATING_PATH,
+            post(|state, body| protect(state, Target::Workload, body)),
+        )
+        .route(
+            super::CRD_VALIDATING_PATH,
+            post(|state, body| protect(state, Target::CustomResourceDefinition, body)),
+        )
+        .route(super::NAMESPACE_VALIDATING_PATH, post(|state, body| protect(state, Target::Namespace, body)))
+        .route(super::SERVICE_VALIDATING_PATH, post(|state, body| protect(state, Target::Service, body)))
+        .route(super::INGRESS_VALIDATING_PATH, post(|state, body| protect(state, Target::Ingress, body)))
         .route(CONVERSION_PATH, post(convert))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(state)
@@ -224,6 +239,93 @@ async fn validate_statefulset(State(state): State<HandlerState>, body: Bytes) ->
         classes.insert(name, lookup);
     }
     Json(into_review(statefulset::validate(&request, state.validation, state.statefulset, &classes)))
+}
+
+/// A deletion-protection review of a built-in kind or a CRD: the pure decision of
+/// [`deletion_protection`], with the counting `Cascading` needs done here.
+async fn protect(State(state): State<HandlerState>, target: Target, body: Bytes) -> Json<Value> {
+    let request = match parse_review(&body) {
+        Ok(request) => request,
+        Err(response) => return Json(into_review(*response)),
+    };
+    let response = match deletion_protection::prepare(&request, target, state.deletion) {
+        Prepared::Answer(response) => *response,
+        Prepared::Protected { protection, lookup } => {
+            let dependents = match lookup {
+                Lookup::Known(dependents) => dependents,
+                Lookup::NamespaceContents(namespace) => {
+                    count_namespace_contents(&state.client, &namespace).await
+                }
+                Lookup::CustomResources(resources) => count_custom_resources(&state.client, &resources).await,
+            };
+            deletion_protection::answer(&request, target, protection, &dependents)
+        }
+    };
+    Json(into_review(response))
+}
+
+/// The active pods and Bound claims of a namespace (claims are listed only when no pod is
+/// active, as upstream's check stops at the pods).
+async fn count_namespace_contents(client: &kube::Client, namespace: &str) -> Dependents {
+    use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+    use kube::api::ListParams;
+
+    fn values<K: serde::Serialize>(items: Vec<K>) -> Vec<Value> {
+        items.into_iter().filter_map(|item| serde_json::to_value(item).ok()).collect()
+    }
+    let pods = match Api::<Pod>::namespaced(client.clone(), namespace).list(&ListParams::default()).await {
+        Ok(list) => values(list.items),
+        Err(error) => {
+            return Dependents::Unknown(format!(
+                "{} for list pods error: {error}",
+                deletion_protection::FORBIDDEN
+            ));
+        }
+    };
+    let active_pods = pods.iter().filter(|pod| deletion_protection::is_pod_active(pod)).count();
+    if active_pods > 0 {
+        return Dependents::Namespace { active_pods, bound_claims: 0 };
+    }
+    let claims = match Api::<PersistentVolumeClaim>::namespaced(client.clone(), namespace)
+        .list(&ListParams::default())
+        .await
+    {
+        Ok(list) => values(list.items),
+        Err(error) => {
+            return Dependents::Unknown(format!(
+                "{} for list pvc error: {error}",
+                deletion_protection::FORBIDDEN
+            ));
+        }
+    };
+    let bound_claims = claims.iter().filter(|claim| deletion_protection::is_claim_bound(claim)).count();
+    Dependents::Namespace { active_pods, bound_claims }
+}
+
+/// The custom resources of a CRD not being deleted, in every namespace (metadata only).
+async fn count_custom_resources(
+    client: &kube::Client,
+    resources: &deletion_protection::CustomResources,
+) -> Dependents {
+    use kube::api::{ApiResource, ListParams};
+
+    let api_resource = ApiResource {
+        group: resources.group.clone(),
+        version: resources.version.clone(),
+        api_version: format!("{}/{}", resources.group, resources.version),
+        kind: resources.kind.clone(),
+        plural: resources.plural.clone(),
+    };
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &api_resource);
+    match api.list_metadata(&ListParams::default()).await {
+        Ok(list) => Dependents::CustomResources(
+            list.items.iter().filter(|item| item.metadata.deletion_timestamp.is_none()).count(),
+        ),
+        Err(error) => Dependents::Unknown(format!(
+            "failed to list CRs of {}/{}, Kind={}: {error}",
+            resources.group, resources.version, resources.list_kind
+        )),
+    }
 }
 
 /// Answers a review with a handler that needs nothing but the request.
@@ -347,6 +449,10 @@ impl WebhookServer {
             pods: PodMutationOptions { readiness_gate_for_all_pods: config.readiness_gate_for_all_pods },
             statefulset: statefulset::StatefulSetAdmission {
                 auto_resize_pvc: config.statefulset_auto_resize_pvc,
+            },
+            deletion: DeletionOptions {
+                enabled: config.deletion_protection,
+                crd_cascading: config.crd_cascading_deletion_protection,
             },
         };
         tracing::info!(address = %local_addr, ?target, "webhook server listening");

@@ -34,7 +34,8 @@ use super::{
     admission::{
         allowed, check, decode, default_patch, errored, invalid, object_value, object_version, patched,
     },
-    cloneset::{ValidationOptions, deletion_refusal},
+    cloneset::ValidationOptions,
+    deletion_protection::workload_refusal,
 };
 
 /// Kind name used in responses.
@@ -228,7 +229,7 @@ pub fn validate(
             if !options.deletion_protection {
                 return allowed(request);
             }
-            match deletion_refusal(&old) {
+            match workload_refusal(&old) {
                 Some(message) => {
                     tracing::info!(name = %request.name, namespace = ?request.namespace, user = ?request.user_info.username, %message, "refused a protected StatefulSet deletion");
                     errored(request, 403, &message)

@@ -15,6 +15,7 @@ mod crr;
 mod daemon;
 mod daemon_kit;
 mod daemonset;
+mod deletion_protection;
 mod envmeta;
 mod journal;
 mod kubectl;
@@ -59,6 +60,10 @@ fn main() -> ExitCode {
         Scenario {
             name: "apiserver::controller_revision_data_is_kept_as_sent",
             run: |scene| Box::pin(apiserver::controller_revision_data_is_kept_as_sent(scene)),
+        },
+        Scenario {
+            name: "deletion_protection::built_in_kinds_and_crds",
+            run: |scene| Box::pin(deletion_protection::built_in_kinds_and_crds(scene)),
         },
         Scenario {
             name: "kubectl_drives_the_api_server",
