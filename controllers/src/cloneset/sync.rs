@@ -643,6 +643,7 @@ async fn write_status(
 ) -> Result<(), ControllerError> {
     crate::runtime::workload::replace_status(&ctx.client, cs, |object| object.status = Some(status.clone()))
         .await
+        .map(|_| ())
 }
 
 /// Drops names from `scaleStrategy.podsToDelete` that are no pod of the CloneSet any more.

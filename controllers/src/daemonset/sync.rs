@@ -19,7 +19,7 @@ use k8s_openapi::{
     jiff::Timestamp,
 };
 use kruise_crds::{
-    apps::v1beta1::{DaemonSet, DaemonSetRollingUpdateType, DaemonSetStatus, DaemonSetUpdateStrategyType},
+    apps::v1beta1::{DaemonSet, DaemonSetRollingUpdateType, DaemonSetUpdateStrategyType},
     common::{IN_PLACE_UPDATE_READY, LifecycleState, well_known::CONTROLLER_REVISION_HASH},
 };
 use kube::{
@@ -211,8 +211,12 @@ pub async fn sync(ds: Arc<DaemonSet>, ctx: &Context) -> Result<SyncOutcome, Cont
             }
         }
     }
+    // The DaemonSet as last stored: every status write of this reconcile compares with and
+    // builds on the one before.
+    let mut latest = (*ds).clone();
     if let Some(after) = waiting {
-        let requeue = write_status(ctx, &ds, &nodes, &by_node, &hash, collision_count, false).await?;
+        let (_, requeue) =
+            write_status(ctx, &mut latest, &nodes, &by_node, &hash, collision_count, false).await?;
         return Ok(SyncOutcome { requeue_after: earliest(Some(after), requeue) });
     }
 
@@ -252,9 +256,23 @@ pub async fn sync(ds: Arc<DaemonSet>, ctx: &Context) -> Result<SyncOutcome, Cont
             };
         if wrote {
             // Wait for the cache to show what was just done (upstream returns here too).
-            let after = write_status(ctx, &ds, &nodes, &by_node, &hash, collision_count, false).await?;
+            let (_, after) =
+                write_status(ctx, &mut latest, &nodes, &by_node, &hash, collision_count, false).await?;
             return finish(failures, earliest(requeue, earliest(after, Some(Duration::from_secs(1)))));
         }
+    }
+
+    // The pods are counted before any of them is made Ready below (`KruisePodReady`, the end of
+    // an in-place update): whoever sees a daemon pod Ready must find it in the status already.
+    // Upstream gets this order for free (another controller makes its pods Ready, after the
+    // round that counted them); a reconcile that made pods Ready first and wrote the status last
+    // let clients read Ready pods next to `currentNumberScheduled: 0` for as long as the round
+    // took. The round's full status (with `observedGeneration`) is written at its end.
+    let (on_record, _) =
+        write_status(ctx, &mut latest, &nodes, &by_node, &hash, collision_count, false).await?;
+    if !on_record {
+        tracing::debug!(daemonset = %key, "the status could not be written yet; not touching pod readiness");
+        return finish(failures, earliest(requeue, Some(Duration::from_millis(500))));
     }
 
     // In-place updates under way move on; `KruisePodReady` (the readiness gate the pod webhook
@@ -330,7 +348,8 @@ pub async fn sync(ds: Arc<DaemonSet>, ctx: &Context) -> Result<SyncOutcome, Cont
         }
     }
 
-    let after = write_status(ctx, &ds, &nodes, &by_node, &hash, collision_count, failures.is_empty()).await?;
+    let (_, after) =
+        write_status(ctx, &mut latest, &nodes, &by_node, &hash, collision_count, failures.is_empty()).await?;
     finish(failures, earliest(requeue, after))
 }
 
@@ -601,28 +620,43 @@ async fn pre_download(
     }
 }
 
-/// Computes and writes the status (upstream `updateDaemonSetStatus`); returns when to look again.
+/// Computes the status (upstream `updateDaemonSetStatus`) and writes it when it differs from
+/// what `latest` holds; `latest` becomes the DaemonSet as stored. Returns whether the status is
+/// now on record (false when the write gave up: the spec moved on, the object is gone, or it
+/// kept conflicting) and when to look again.
 async fn write_status(
     ctx: &Context,
-    ds: &DaemonSet,
+    latest: &mut DaemonSet,
     nodes: &[&Node],
     by_node: &BTreeMap<String, Vec<&Pod>>,
     hash: &str,
     collision_count: Option<i32>,
     observed: bool,
-) -> Result<Option<Duration>, ControllerError> {
+) -> Result<(bool, Option<Duration>), ControllerError> {
     let (status, requeue) =
-        core::compute_status(ds, nodes, by_node, hash, collision_count, observed, Timestamp::now());
-    if ds.status.as_ref() != Some(&status) {
-        store_status(ctx, ds, status).await?;
+        core::compute_status(latest, nodes, by_node, hash, collision_count, observed, Timestamp::now());
+    if latest.status.as_ref() == Some(&status) {
+        return Ok((true, requeue));
     }
-    Ok(requeue)
-}
-
-/// Writes the status with the DaemonSet's resourceVersion, re-reading on a conflict.
-async fn store_status(ctx: &Context, ds: &DaemonSet, status: DaemonSetStatus) -> Result<(), ControllerError> {
-    crate::runtime::workload::replace_status(&ctx.client, ds, |object| object.status = Some(status.clone()))
-        .await
+    tracing::debug!(
+        daemonset = %key_of(latest),
+        desired = status.desired_number_scheduled,
+        current = status.current_number_scheduled,
+        ready = status.number_ready,
+        updated = status.updated_number_scheduled,
+        available = status.number_available,
+        observed_generation = status.observed_generation,
+        "writing the status"
+    );
+    let stored = crate::runtime::workload::replace_status(&ctx.client, latest, |object| {
+        object.status = Some(status.clone())
+    })
+    .await?;
+    let on_record = stored.is_some();
+    if let Some(stored) = stored {
+        *latest = stored;
+    }
+    Ok((on_record, requeue))
 }
 
 #[cfg(test)]

@@ -182,12 +182,12 @@ pub fn next_action(requeue_after: Option<Duration>) -> Action {
 /// Writes a workload's status with its resourceVersion (`set_status` puts the new status into
 /// the object). On a conflict it re-reads the object and tries again, up to three times; it
 /// stops quietly when the spec moved on (the next reconcile computes a fresh status) or the
-/// object is gone.
+/// object is gone. Returns the object as stored when the status was written, `None` when not.
 pub async fn replace_status<K>(
     client: &Client,
     workload: &K,
     set_status: impl Fn(&mut K),
-) -> Result<(), ControllerError>
+) -> Result<Option<K>, ControllerError>
 where
     K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
         + Clone
@@ -202,18 +202,18 @@ where
     for _ in 0..3 {
         set_status(&mut object);
         match api.replace_status(&name, &kube::api::PostParams::default(), &object).await {
-            Ok(_) => return Ok(()),
+            Ok(stored) => return Ok(Some(stored)),
             Err(kube::Error::Api(error)) if error.code == 409 => {
                 object = api.get(&name).await?;
                 if object.meta().generation != workload.meta().generation {
-                    return Ok(());
+                    return Ok(None);
                 }
             }
-            Err(kube::Error::Api(error)) if error.code == 404 => return Ok(()),
+            Err(kube::Error::Api(error)) if error.code == 404 => return Ok(None),
             Err(error) => return Err(error.into()),
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Runs a controller's output stream to its end, logging its errors at debug level (failed

@@ -910,6 +910,7 @@ async fn write_status(
 ) -> Result<(), ControllerError> {
     crate::runtime::workload::replace_status(&ctx.client, set, |object| object.status = Some(status.clone()))
         .await
+        .map(|_| ())
 }
 
 #[cfg(test)]
