@@ -166,6 +166,18 @@ pub fn controllers(
             })
         })
     };
+    let containerlaunchpriority: ControllerStarter = {
+        let (metrics, caches) = (metrics.clone(), readiness.check("containerlaunchpriority-caches"));
+        Arc::new(move |client: Client| {
+            let (metrics, caches) = (metrics.clone(), caches.clone());
+            Box::pin(async move {
+                crate::containerlaunchpriority::run(client, metrics, move || {
+                    caches.store(true, Ordering::SeqCst)
+                })
+                .await;
+            })
+        })
+    };
     let imagelistpulljob: ControllerStarter = {
         let caches = readiness.check("imagelistpulljob-caches");
         Arc::new(move |client: Client| {
@@ -178,7 +190,8 @@ pub fn controllers(
     };
     // Upstream's gating: the NodeImage and ContainerRecreateRequest controllers need the daemon;
     // the ImagePullJob ones need `ImagePullJobGate` (on with pre-download).
-    let mut starters = vec![cloneset, statefulset, daemonset];
+    // Launch priority is not gated upstream.
+    let mut starters = vec![cloneset, statefulset, daemonset, containerlaunchpriority];
     if gates.enabled(Gate::KruiseDaemon) {
         starters.extend([nodeimage, containerrecreaterequest]);
     } else {

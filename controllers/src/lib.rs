@@ -15,11 +15,14 @@
 //!   node, which the node daemon pulls from; jobs that fill them), sharing [`imagejob`].
 //! - [`containerrecreaterequest`]: the manager's half of container recreation (the node daemon
 //!   stops the containers).
+//! - [`containerlaunchpriority`]: releases the containers of a pod in launch-priority order
+//!   (through the barrier ConfigMap the pod webhook points them at).
 //! - [`podprobemarker`], [`nodepodprobe`]: custom pod probes (markers compiled into one
 //!   NodePodProbe per node, which the node daemon runs; results written back onto the pods).
 
 pub mod app;
 pub mod cloneset;
+pub mod containerlaunchpriority;
 pub mod containerrecreaterequest;
 pub mod daemonset;
 pub mod error;

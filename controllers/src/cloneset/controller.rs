@@ -24,7 +24,7 @@ use kube::{
 use super::sync::{key_of, sync};
 use crate::{
     ControllerError,
-    inplace::{CloneSetRevisionAdapter, InPlaceEngine},
+    inplace::{CloneSetRevisionAdapter, InPlaceEngine, InPlaceGates},
     runtime::{
         Metrics,
         events::{EventKind, EventRecorder},
@@ -144,6 +144,9 @@ pub struct Settings {
     pub core: super::core::CoreOptions,
     /// Gate `PreDownloadImageForInPlaceUpdate`.
     pub pre_download: bool,
+    /// Gate `RecreatePodWhenChangeVCTInCloneSetGate`: a volumeClaimTemplates change makes the
+    /// update a recreate (new instance ids, new PVCs) unless the policy is `InPlaceOnly`.
+    pub recreate_when_vct_changes: bool,
 }
 
 impl Settings {
@@ -157,6 +160,7 @@ impl Settings {
                 exclude_preparing_delete: false,
             },
             pre_download: gates.enabled(Gate::PreDownloadImageForInPlaceUpdate),
+            recreate_when_vct_changes: gates.enabled(Gate::RecreatePodWhenChangeVCTInCloneSetGate),
         }
     }
 }
@@ -173,7 +177,9 @@ pub async fn run(
     let (pvcs, pvc_stream) = workload::cached_watch::<PersistentVolumeClaim>(&client);
     let (revisions, revision_stream) = workload::cached_watch::<ControllerRevision>(&client);
 
+    let gates = InPlaceGates { recreate_when_vct_changes: settings.recreate_when_vct_changes, ..Default::default() };
     let engine = InPlaceEngine::new(client.clone(), Arc::new(CloneSetRevisionAdapter::default()))
+        .with_gates(gates)
         .with_field_manager(super::pod_ops::FIELD_MANAGER);
     let recorder = EventRecorder::new(client.clone(), "cloneset-controller");
     let ctx = Arc::new(Context {

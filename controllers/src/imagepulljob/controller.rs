@@ -30,8 +30,8 @@ use kube::{
 use serde_json::json;
 
 use super::core::{
-    calculate_status, copy_reference, deadline_requeue, image_entry, nodes_to_sync, owner_reference,
-    plan_secrets, refreshed_copy, synced_copy, tag_pull_policy, ttl_left,
+    calculate_status, copy_reference, deadline_requeue, image_entry, jobs_for_source_secret, nodes_to_sync,
+    owner_reference, plan_secrets, refreshed_copy, synced_copy, tag_pull_policy, ttl_left,
 };
 use crate::{
     ControllerError,
@@ -60,6 +60,7 @@ struct Context {
     jobs: Store<ImagePullJob>,
     node_images: Store<NodeImage>,
     pods: Store<Pod>,
+    /// Every namespace's secrets (copies in the daemon's namespace and their sources).
     secrets: Store<Secret>,
     rv: ResourceVersionExpectations,
     created_secrets: ScaleExpectations,
@@ -199,16 +200,29 @@ pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Se
             }
         })
     };
+    // Every secret: a synced copy in the daemon's namespace wakes the jobs it serves, and a
+    // source secret that appears or changes wakes the running jobs naming it, so their copies
+    // follow the source.
     let secret_watch = {
-        let queue = queue.clone();
-        let api = Api::<Secret>::namespaced(client.clone(), DAEMON_CONFIG_NAMESPACE);
-        watch_store(api, watcher::Config::default(), secret_writer, move |change| {
-            if let Change::Applied { new, .. } = change {
-                for job in super::core::secret_references(new) {
+        let (queue, jobs) = (queue.clone(), jobs.clone());
+        watch_store(
+            Api::<Secret>::all(client.clone()),
+            watcher::Config::default(),
+            secret_writer,
+            move |change| {
+                let Change::Applied { new, old } = change else { return };
+                if new.metadata.namespace.as_deref() == Some(DAEMON_CONFIG_NAMESPACE) {
+                    for job in super::core::secret_references(new) {
+                        queue.add(job);
+                    }
+                    return;
+                }
+                let all = jobs.state();
+                for job in jobs_for_source_secret(all.iter().map(|job| &**job), new, old.as_deref()) {
                     queue.add(job);
                 }
-            }
-        })
+            },
+        )
     };
     let sync_watch = {
         let (ctx, queue) = (ctx.clone(), queue.clone());
@@ -267,6 +281,16 @@ fn job_reference(job: &ImagePullJob) -> ObjectReference {
     ObjectReference { resource_version: job.metadata.resource_version.clone(), ..owner_reference(job) }
 }
 
+/// The secrets in the daemon's namespace (the cache holds every namespace's secrets).
+fn synced_secrets(ctx: &Context) -> Vec<Secret> {
+    ctx.secrets
+        .state()
+        .iter()
+        .filter(|s| s.metadata.namespace.as_deref() == Some(DAEMON_CONFIG_NAMESPACE))
+        .map(|s| (**s).clone())
+        .collect()
+}
+
 async fn reconcile(ctx: &Context, job_key: &str) -> Result<Option<Duration>, ControllerError> {
     let (namespace, name) = split_key(job_key);
     let Some(job) = ctx.jobs.get(&ObjectRef::new(name).within(namespace)) else { return Ok(None) };
@@ -280,7 +304,7 @@ async fn reconcile(ctx: &Context, job_key: &str) -> Result<Option<Duration>, Con
     ) {
         return Ok(Some(Duration::from_millis(500)));
     }
-    let present: HashSet<String> = ctx.secrets.state().iter().map(|s| s.name_any()).collect();
+    let present: HashSet<String> = synced_secrets(ctx).iter().map(|s| s.name_any()).collect();
     ctx.created_secrets.observe(job_key, &present);
     if let Satisfied::No { retry_after, .. } =
         ctx.created_secrets.satisfied(job_key, clock, EXPECTATION_TIMEOUT)
@@ -454,8 +478,7 @@ async fn sync_secrets(ctx: &Context, job: &ImagePullJob) -> Result<Vec<Reference
             })
             .collect());
     }
-    let synced: Vec<Secret> = ctx.secrets.state().iter().map(|s| (**s).clone()).collect();
-    let plan = plan_secrets(job, &synced);
+    let plan = plan_secrets(job, &synced_secrets(ctx));
     let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), DAEMON_CONFIG_NAMESPACE);
     for (copy, remaining) in &plan.release {
         let name = copy.name_any();

@@ -289,6 +289,38 @@ fn secret_source(secret: &Secret) -> Option<(String, String)> {
     Some((namespace.to_string(), name.to_string()))
 }
 
+/// The running jobs (keys) to wake for a change of a source secret outside the daemon's
+/// namespace: the jobs in the secret's namespace naming it in `pullSecrets`, when the secret
+/// is new or its data changed (so their synced copies are refreshed). Upstream's
+/// `secretEventHandler` does the same.
+pub fn jobs_for_source_secret<'a>(
+    jobs: impl IntoIterator<Item = &'a ImagePullJob>,
+    new: &Secret,
+    old: Option<&Secret>,
+) -> Vec<String> {
+    if new.metadata.deletion_timestamp.is_some() {
+        return Vec::new();
+    }
+    if old.is_some_and(|old| old.data == new.data && old.string_data == new.string_data) {
+        return Vec::new();
+    }
+    let Some(name) = new.metadata.name.as_deref() else { return Vec::new() };
+    let namespace = new.metadata.namespace.as_deref().unwrap_or_default();
+    let mut keys: Vec<String> = jobs
+        .into_iter()
+        .filter(|job| {
+            job.metadata.deletion_timestamp.is_none()
+                && job.status.as_ref().is_none_or(|s| s.completion_time.is_none())
+        })
+        .filter(|job| job.metadata.namespace.as_deref().unwrap_or_default() == namespace)
+        .filter(|job| job.spec.template.pull_secrets.iter().any(|s| s == name))
+        .map(|job| key(namespace, job.metadata.name.as_deref().unwrap_or_default()))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
 /// The synced copies a job should use and release (upstream `classifyPullSecretsForJob`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SecretPlan {
@@ -625,5 +657,52 @@ mod tests {
         let refreshed = refreshed_copy(&copies[0], &source, "ns/warm").unwrap();
         assert_eq!(secret_references(&refreshed), ["ns/warm", "other/j"]);
         assert_eq!(refreshed_copy(&refreshed, &source, "ns/warm"), None);
+    }
+
+    #[test]
+    fn source_secret_changes_wake_the_running_jobs_naming_it() {
+        let source = |data: &str| -> Secret {
+            serde_json::from_value(json!({
+                "metadata": {"name": "reg", "namespace": "ns"},
+                "data": {".dockerconfigjson": data}
+            }))
+            .unwrap()
+        };
+        let named = |name: &str, namespace: &str, secrets: Value, status: Value| -> ImagePullJob {
+            let mut job = job(json!({"pullSecrets": secrets}), status);
+            job.metadata.name = Some(name.into());
+            job.metadata.namespace = Some(namespace.into());
+            job
+        };
+        let jobs = [
+            named("a", "ns", json!(["reg"]), json!({})),
+            named("b", "ns", json!(["other", "reg"]), json!({})),
+            named("done", "ns", json!(["reg"]), json!({"completionTime": stamp(0)})),
+            named("c", "ns", json!(["other"]), json!({})),
+            named("a", "elsewhere", json!(["reg"]), json!({})),
+        ];
+        let (v1, v2) = (source("e30="), source("e30K"));
+        let cases: [(&str, Option<&Secret>, &Secret, Vec<&str>); 4] = [
+            ("created", None, &v1, vec!["ns/a", "ns/b"]),
+            ("data changed", Some(&v1), &v2, vec!["ns/a", "ns/b"]),
+            ("unchanged data", Some(&v1), &v1, vec![]),
+            (
+                "label only",
+                Some(&v1),
+                &{
+                    let mut labelled = v1.clone();
+                    labelled.metadata.labels = Some([("x".to_string(), "y".to_string())].into());
+                    labelled
+                },
+                vec![],
+            ),
+        ];
+        for (name, old, new, expected) in cases {
+            assert_eq!(jobs_for_source_secret(&jobs, new, old), expected, "{name}");
+        }
+        let mut deleting = v2.clone();
+        deleting.metadata.deletion_timestamp =
+            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(at(0)));
+        assert!(jobs_for_source_secret(&jobs, &deleting, Some(&v1)).is_empty(), "being deleted");
     }
 }

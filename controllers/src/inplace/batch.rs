@@ -11,7 +11,7 @@ use k8s_openapi::{
 };
 use kruise_crds::common::{
     InPlaceUpdateContainerBatch, InPlaceUpdateContainerStatus, InPlaceUpdatePreCheckBeforeNext,
-    InPlaceUpdateState,
+    InPlaceUpdateState, launch_priority::container_priority,
 };
 use serde_json::Value;
 
@@ -19,17 +19,6 @@ use super::{
     options::InPlaceGates,
     spec::{RefMetadata, UpdateSpec},
 };
-
-/// Env var the launch-priority webhook injects: `valueFrom.configMapKeyRef.key` = `p_<n>`.
-pub const CONTAINER_LAUNCH_BARRIER_ENV: &str = "KRUISE_CONTAINER_BARRIER";
-
-/// A container's launch priority, from its barrier env var (`p_<n>`; an unreadable number
-/// counts as 0, as upstream); `None` when it has no barrier.
-pub fn container_priority(container: &Container) -> Option<i64> {
-    let env = container.env.iter().flatten().find(|e| e.name == CONTAINER_LAUNCH_BARRIER_ENV)?;
-    let key = env.value_from.as_ref().and_then(|v| v.config_map_key_ref.as_ref()).map(|r| r.key.as_str());
-    Some(key.and_then(|k| k.get(2..)).and_then(|n| n.parse().ok()).unwrap_or(0))
-}
 
 /// What one batch changes on the pod.
 #[derive(Clone, Debug, Default, PartialEq)]

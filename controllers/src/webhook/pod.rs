@@ -1,17 +1,30 @@
-//! Pod mutation on CREATE (`/mutate-pod`). Of upstream's pod mutations only the readiness
-//! gate is served here (`pkg/webhook/pod/mutating/pod_readiness.go`): a pod whose controller
-//! owner belongs to `apps.kruise.io` gets the `KruisePodReady` readiness gate, which lets Kruise
-//! keep it NotReady (lifecycle hooks, `markPodNotReady`) without a writer race. The pod is
-//! handled as JSON so that nothing of it is lost or reformatted.
+//! Pod mutation on CREATE (`/mutate-pod`). Of upstream's pod mutations (`pkg/webhook/pod/
+//! mutating`) two are served here, in upstream's order:
+//!
+//! - the readiness gate (`pod_readiness.go`): a pod whose controller owner belongs to
+//!   `apps.kruise.io` gets the `KruisePodReady` readiness gate, which lets Kruise keep it
+//!   NotReady (lifecycle hooks, `markPodNotReady`) without a writer race;
+//! - container launch priority (`container_launch_priority_initialization.go`): a pod with the
+//!   `apps.kruise.io/container-launch-priority: Ordered` annotation or differing
+//!   `KRUISE_CONTAINER_PRIORITY` values gets a barrier env var per container (see
+//!   [`kruise_crds::common::launch_priority`]); a pod created with only `generateName` gets its
+//!   name here, since the barrier ConfigMap is named after it.
+//!
+//! The pod is handled as JSON so that nothing of it is lost or reformatted: each mutation edits
+//! a copy and the answer is the JSON patch from the pod as sent.
 
-use kruise_crds::{common::well_known::KRUISE_POD_READY, resource::APPS_GROUP};
+use k8s_openapi::api::core::v1::Pod;
+use kruise_crds::{
+    common::{launch_priority, well_known::KRUISE_POD_READY},
+    resource::APPS_GROUP,
+};
 use kube::core::{
     DynamicObject,
     admission::{AdmissionRequest, AdmissionResponse, Operation},
 };
 use serde_json::{Value, json};
 
-use super::admission::{allowed, errored, object_value, patched};
+use super::admission::{allowed, decode, errored, object_value, patched};
 
 /// The pod webhook's knobs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -21,7 +34,8 @@ pub struct PodMutationOptions {
     pub readiness_gate_for_all_pods: bool,
 }
 
-/// The pod webhook: on CREATE, the readiness-gate patch when the pod needs one.
+/// The pod webhook: on CREATE, the readiness gate and the launch-priority barriers when the
+/// pod needs them.
 pub fn mutate(request: &AdmissionRequest<DynamicObject>, options: PodMutationOptions) -> AdmissionResponse {
     if request.operation != Operation::Create {
         return allowed(request);
@@ -31,13 +45,79 @@ pub fn mutate(request: &AdmissionRequest<DynamicObject>, options: PodMutationOpt
         Ok(None) => return errored(request, 400, "there is no content to decode"),
         Err(error) => return errored(request, 400, &error.to_string()),
     };
-    match readiness_gate_patch(&pod, options) {
-        Some(patch) => {
-            tracing::debug!(namespace = ?request.namespace, name = %request.name, "injecting the KruisePodReady readiness gate");
-            patched(request, patch)
+    let mut mutated = pod.clone();
+    if let Some(patch) = readiness_gate_patch(&pod, options) {
+        tracing::debug!(namespace = ?request.namespace, name = %request.name, "injecting the KruisePodReady readiness gate");
+        if let Err(error) = json_patch::patch(&mut mutated, &patch.0) {
+            return errored(request, 500, &error.to_string());
         }
-        None => allowed(request),
     }
+    let is_pod =
+        request.resource.resource == "pods" && request.sub_resource.as_deref().unwrap_or("").is_empty();
+    if is_pod {
+        match inject_launch_priority(&mut mutated, &random_suffix) {
+            Ok(true) => {
+                tracing::debug!(namespace = ?request.namespace, name = %request.name, "injecting container launch priority barriers");
+            }
+            Ok(false) => {}
+            Err(message) => return errored(request, 500, &message),
+        }
+    }
+    patched(request, json_patch::diff(&pod, &mutated))
+}
+
+/// A random suffix for a generated name: 5 characters of the alphabet kube-apiserver uses.
+fn random_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    (0..5).map(|_| ALPHABET[rand::random_range(0..ALPHABET.len())] as char).collect()
+}
+
+/// The name kube-apiserver would generate from `generateName` (the prefix cut to 58
+/// characters, then 5 random ones).
+fn generated_name(prefix: &str, suffix: &str) -> String {
+    const MAX_PREFIX: usize = 63 - 5;
+    let cut: String = prefix.chars().take(MAX_PREFIX).collect();
+    format!("{cut}{suffix}")
+}
+
+/// Adds the barrier env var to every container of `pod` (JSON) when it asks for a launch
+/// order, naming the pod first when it only has `generateName`; returns whether it changed.
+pub fn inject_launch_priority(pod: &mut Value, suffix: &dyn Fn() -> String) -> Result<bool, String> {
+    let typed: Pod = decode("Pod", pod)?;
+    let Some(priorities) = launch_priority::launch_priorities(&typed).map_err(|error| error.to_string())?
+    else {
+        return Ok(false);
+    };
+    let name = match typed.metadata.name.as_deref().filter(|n| !n.is_empty()) {
+        Some(name) => name.to_string(),
+        None => {
+            let prefix = typed.metadata.generate_name.clone().unwrap_or_default();
+            if prefix.is_empty() {
+                String::new()
+            } else {
+                let name = generated_name(&prefix, &suffix());
+                if let Some(metadata) = pod.get_mut("metadata").and_then(Value::as_object_mut) {
+                    metadata.insert("name".into(), json!(name));
+                }
+                name
+            }
+        }
+    };
+    let Some(containers) = pod.pointer_mut("/spec/containers").and_then(Value::as_array_mut) else {
+        return Ok(false);
+    };
+    for (container, priority) in containers.iter_mut().zip(priorities) {
+        let env = serde_json::to_value(launch_priority::barrier_env(priority, &name))
+            .map_err(|error| error.to_string())?;
+        let Some(container) = container.as_object_mut() else { continue };
+        match container.get_mut("env") {
+            Some(Value::Array(list)) => list.push(env),
+            _ => {
+                container.insert("env".into(), json!([env]));
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// Whether the pod's controller owner (the first owner reference with `controller: true`) is
@@ -172,5 +252,93 @@ mod tests {
         assert!(mutate(&review("UPDATE", owned), PodMutationOptions::default()).patch.is_none());
         let missing = mutate(&review("CREATE", Value::Null), PodMutationOptions::default());
         assert_eq!(missing.result.code, 400);
+    }
+
+    fn barrier(priority: i64, pod: &str) -> Value {
+        json!({"name": "KRUISE_CONTAINER_BARRIER", "valueFrom": {"configMapKeyRef": {"name": format!("{pod}-barrier"), "key": format!("p_{priority}")}}})
+    }
+
+    #[test]
+    fn launch_priority_table() {
+        let priority = |value: &str| json!({"name": "KRUISE_CONTAINER_PRIORITY", "value": value});
+        let test = json!({"name": "test", "value": "foo"});
+        let cases = [
+            (
+                "env priorities, named pod",
+                json!({"metadata": {"name": "web-0"}, "spec": {"containers": [
+                    {"name": "main", "env": [test]},
+                    {"name": "c2", "env": [priority("10"), test]}
+                ]}}),
+                Ok(Some(json!({"metadata": {"name": "web-0"}, "spec": {"containers": [
+                    {"name": "main", "env": [test, barrier(0, "web-0")]},
+                    {"name": "c2", "env": [priority("10"), test, barrier(10, "web-0")]}
+                ]}}))),
+            ),
+            (
+                "ordered, generated name, containers without env",
+                json!({"metadata": {"generateName": "deploy-abc-", "annotations": {"apps.kruise.io/container-launch-priority": "Ordered"}},
+                       "spec": {"containers": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}}),
+                Ok(Some(
+                    json!({"metadata": {"generateName": "deploy-abc-", "name": "deploy-abc-xyz12", "annotations": {"apps.kruise.io/container-launch-priority": "Ordered"}},
+                    "spec": {"containers": [
+                        {"name": "a", "env": [barrier(0, "deploy-abc-xyz12")]},
+                        {"name": "b", "env": [barrier(-1, "deploy-abc-xyz12")]},
+                        {"name": "c", "env": [barrier(-2, "deploy-abc-xyz12")]}
+                    ]}}),
+                )),
+            ),
+            (
+                "equal priorities",
+                json!({"metadata": {"name": "p"}, "spec": {"containers": [
+                    {"name": "a", "env": [priority("1")]}, {"name": "b", "env": [priority("1")]}
+                ]}}),
+                Ok(None),
+            ),
+            (
+                "single container",
+                json!({"metadata": {"name": "p", "annotations": {"apps.kruise.io/container-launch-priority": "Ordered"}},
+                       "spec": {"containers": [{"name": "a"}]}}),
+                Ok(None),
+            ),
+            (
+                "bad priority",
+                json!({"metadata": {"name": "p"}, "spec": {"containers": [
+                    {"name": "a"}, {"name": "b", "env": [priority("x")]}
+                ]}}),
+                Err("container b: KRUISE_CONTAINER_PRIORITY \"x\" is not an integer".to_string()),
+            ),
+        ];
+        for (name, pod, expected) in cases {
+            let mut mutated = pod.clone();
+            let result = inject_launch_priority(&mut mutated, &|| "xyz12".to_string());
+            let outcome = result.map(|changed| changed.then_some(mutated));
+            assert_eq!(outcome, expected, "{name}");
+        }
+        assert_eq!(generated_name(&"a".repeat(70), "xyz12").len(), 63);
+    }
+
+    #[test]
+    fn both_mutations_make_one_patch() {
+        let body = json!({
+            "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {
+                "uid": "u", "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "name": "", "namespace": "default", "operation": "CREATE", "userInfo": {},
+                "object": {
+                    "apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": "web-0", "annotations": {"apps.kruise.io/container-launch-priority": "Ordered"},
+                                 "ownerReferences": [owner("apps.kruise.io/v1beta1", true)]},
+                    "spec": {"containers": [{"name": "a", "image": "i"}, {"name": "b", "image": "i"}]}
+                },
+            }
+        });
+        let request = parse_review(body.to_string().as_bytes()).unwrap();
+        let response = mutate(&request, PodMutationOptions::default());
+        let patch: json_patch::Patch = serde_json::from_slice(&response.patch.unwrap()).unwrap();
+        let mut pod = body["request"]["object"].clone();
+        json_patch::patch(&mut pod, &patch.0).unwrap();
+        assert_eq!(pod["spec"]["readinessGates"], json!([{"conditionType": "KruisePodReady"}]));
+        assert_eq!(pod["spec"]["containers"][1]["env"], json!([barrier(-1, "web-0")]));
     }
 }

@@ -88,6 +88,47 @@ fn decode(bytes: &ByteString) -> String {
     String::from_utf8_lossy(&bytes.0).into_owned()
 }
 
+/// What a `*KeyRef` refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefKind {
+    /// `configMapKeyRef`.
+    ConfigMap,
+    /// `secretKeyRef`.
+    Secret,
+}
+
+/// The value of a `configMapKeyRef` / `secretKeyRef` as the kubelet resolves it, from the
+/// referenced object's data (`None`: the object does not exist): a missing object or key is an
+/// error (the container stays in `CreateContainerConfigError`) unless the reference is
+/// optional, when the variable is left out.
+pub fn key_ref_value(
+    kind: RefKind,
+    namespace: &str,
+    name: &str,
+    key: &str,
+    optional: bool,
+    data: Option<BTreeMap<String, String>>,
+) -> Result<Option<String>, EnvError> {
+    let (lower, upper) = match kind {
+        RefKind::ConfigMap => ("configmap", "ConfigMap"),
+        RefKind::Secret => ("secret", "Secret"),
+    };
+    match data {
+        None if optional => Ok(None),
+        None => Err(EnvError::Missing { kind: lower, name: name.to_string() }),
+        Some(data) => match data.get(key) {
+            Some(value) => Ok(Some(value.clone())),
+            None if optional => Ok(None),
+            None => Err(EnvError::MissingKey {
+                kind: upper,
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+                key: key.to_string(),
+            }),
+        },
+    }
+}
+
 /// Resolves the full environment of a container of a pod.
 pub async fn resolve(
     client: &Client,
@@ -134,33 +175,32 @@ pub async fn resolve(
                 } else if let Some(resource) = &from.resource_field_ref {
                     resource_value(container, &resource.resource)
                 } else if let Some(key) = &from.config_map_key_ref {
-                    let map = config_maps.get_opt(&key.name).await.ok().flatten();
-                    match map.and_then(|m| m.data).and_then(|d| d.get(&key.key).cloned()) {
-                        Some(value) => Some(value),
-                        None if key.optional == Some(true) => None,
-                        None => {
-                            return Err(EnvError::MissingKey {
-                                kind: "ConfigMap",
-                                namespace,
-                                name: key.name.clone(),
-                                key: key.key.clone(),
-                            });
-                        }
-                    }
+                    let data = config_maps
+                        .get_opt(&key.name)
+                        .await
+                        .ok()
+                        .flatten()
+                        .map(|m| m.data.unwrap_or_default());
+                    key_ref_value(
+                        RefKind::ConfigMap,
+                        &namespace,
+                        &key.name,
+                        &key.key,
+                        key.optional == Some(true),
+                        data,
+                    )?
                 } else if let Some(key) = &from.secret_key_ref {
-                    let secret = secrets.get_opt(&key.name).await.ok().flatten();
-                    match secret.and_then(|s| s.data).and_then(|d| d.get(&key.key).map(decode)) {
-                        Some(value) => Some(value),
-                        None if key.optional == Some(true) => None,
-                        None => {
-                            return Err(EnvError::MissingKey {
-                                kind: "Secret",
-                                namespace,
-                                name: key.name.clone(),
-                                key: key.key.clone(),
-                            });
-                        }
-                    }
+                    let data = secrets.get_opt(&key.name).await.ok().flatten().map(|s| {
+                        s.data.unwrap_or_default().iter().map(|(k, v)| (k.clone(), decode(v))).collect()
+                    });
+                    key_ref_value(
+                        RefKind::Secret,
+                        &namespace,
+                        &key.name,
+                        &key.key,
+                        key.optional == Some(true),
+                        data,
+                    )?
                 } else {
                     None
                 }
@@ -260,6 +300,60 @@ mod tests {
         assert_eq!(resource_value(&container, "limits.cpu").as_deref(), Some("2"));
         assert_eq!(resource_value(&container, "limits.memory").as_deref(), Some("1073741824"));
         assert_eq!(resource_value(&container, "requests.cpu"), None);
+    }
+
+    #[test]
+    fn key_references_wait_for_their_key() {
+        let data = |pairs: &[(&str, &str)]| {
+            Some(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>())
+        };
+        let missing_key = |kind, key: &str| EnvError::MissingKey {
+            kind,
+            namespace: "ns".into(),
+            name: "web-0-barrier".into(),
+            key: key.into(),
+        };
+        let cases = [
+            (
+                "key present",
+                RefKind::ConfigMap,
+                false,
+                data(&[("p_0", "true")]),
+                Ok(Some("true".to_string())),
+            ),
+            (
+                "key missing",
+                RefKind::ConfigMap,
+                false,
+                data(&[("p_10", "true")]),
+                Err(missing_key("ConfigMap", "p_0")),
+            ),
+            ("empty map", RefKind::ConfigMap, false, data(&[]), Err(missing_key("ConfigMap", "p_0"))),
+            (
+                "map missing",
+                RefKind::ConfigMap,
+                false,
+                None,
+                Err(EnvError::Missing { kind: "configmap", name: "web-0-barrier".into() }),
+            ),
+            ("optional key missing", RefKind::ConfigMap, true, data(&[]), Ok(None)),
+            ("optional map missing", RefKind::ConfigMap, true, None, Ok(None)),
+            ("secret key missing", RefKind::Secret, false, data(&[]), Err(missing_key("Secret", "p_0"))),
+            (
+                "secret missing",
+                RefKind::Secret,
+                false,
+                None,
+                Err(EnvError::Missing { kind: "secret", name: "web-0-barrier".into() }),
+            ),
+        ];
+        for (name, kind, optional, found, expected) in cases {
+            assert_eq!(
+                key_ref_value(kind, "ns", "web-0-barrier", "p_0", optional, found),
+                expected,
+                "{name}"
+            );
+        }
     }
 
     #[test]

@@ -88,6 +88,15 @@ fn backoff(base: Duration, attempt: u32) -> Duration {
     (base * factor).min(base * 10)
 }
 
+/// When a container finished, from the runtime's exit time in Unix nanoseconds (0 or out of
+/// range: not recorded, so `now`).
+fn finished_time(runtime_nanos: i64, now: Timestamp) -> Timestamp {
+    if runtime_nanos <= 0 {
+        return now;
+    }
+    Timestamp::from_nanosecond(i128::from(runtime_nanos)).unwrap_or(now)
+}
+
 fn rv(pod: &Pod) -> u64 {
     pod.metadata.resource_version.as_deref().and_then(|v| v.parse().ok()).unwrap_or(0)
 }
@@ -965,11 +974,14 @@ impl PodWorker {
             RunState::Running { started_at } => Some(*started_at),
             _ => None,
         };
+        // The runtime's exit time, as a kubelet reports it: the worker may notice an exit late
+        // (it is busy running another container's postStart hook, say).
+        let exited_at = self.kubelet.runtime.container(&live.runtime_id).map(|c| c.finished_at).unwrap_or(0);
         let termination = Termination {
             exit_code: code,
             reason: if code == 0 { "Completed" } else { "Error" }.into(),
             started_at,
-            finished_at: Timestamp::now(),
+            finished_at: finished_time(exited_at, Timestamp::now()),
             container_id: slot.record.container_id.clone(),
         };
         slot.record.ready = false;
@@ -1500,6 +1512,20 @@ mod tests {
         assert_eq!(backoff(base, 0), Duration::from_millis(100));
         assert_eq!(backoff(base, 2), Duration::from_millis(400));
         assert_eq!(backoff(base, 20), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn termination_time_is_the_runtime_exit_time() {
+        let now = Timestamp::from_second(1_700_000_100).unwrap();
+        let exited = Timestamp::from_second(1_700_000_000).unwrap();
+        let cases = [
+            ("recorded by the runtime", exited.as_nanosecond() as i64, exited),
+            ("not recorded", 0, now),
+            ("negative", -5, now),
+        ];
+        for (name, nanos, expected) in cases {
+            assert_eq!(finished_time(nanos, now), expected, "{name}");
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 pub mod containermeta_hash;
 pub mod inplace;
+pub mod launch_priority;
 pub mod lifecycle;
 pub mod priority;
 pub mod scatter;

@@ -112,7 +112,11 @@ pub fn parse(json: &str) -> Result<Vec<SpecOutcome>, serde_json::Error> {
                 format!("{} [{at}:{}]", one_line(&failure.message, 240), failure.location.line_number)
             });
             SpecOutcome {
-                key: spec_key(file, spec.container_hierarchy_texts.as_deref().unwrap_or_default(), &spec.leaf_node_text),
+                key: spec_key(
+                    file,
+                    spec.container_hierarchy_texts.as_deref().unwrap_or_default(),
+                    &spec.leaf_node_text,
+                ),
                 group: groups::of_file(file).map(|group| group.name),
                 state,
                 ginkgo_state: spec.state,
@@ -169,7 +173,10 @@ mod tests {
         assert!((specs[0].seconds - 12.5).abs() < 1e-9);
         assert_eq!(specs[1].state, State::Failed);
         assert_eq!(specs[1].ginkgo_state, "timedout");
-        assert_eq!(specs[1].first_error.as_deref(), Some("Timed out after 60.001s. Expected <int>: 0 to equal 3 [daemonset.go:77]"));
+        assert_eq!(
+            specs[1].first_error.as_deref(),
+            Some("Timed out after 60.001s. Expected <int>: 0 to equal 3 [daemonset.go:77]")
+        );
         assert_eq!(specs[2].state, State::Skipped);
         assert_eq!(specs[2].group, Some("sidecarset-v1beta1"));
     }
