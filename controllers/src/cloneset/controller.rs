@@ -177,7 +177,8 @@ pub async fn run(
     let (pvcs, pvc_stream) = workload::cached_watch::<PersistentVolumeClaim>(&client);
     let (revisions, revision_stream) = workload::cached_watch::<ControllerRevision>(&client);
 
-    let gates = InPlaceGates { recreate_when_vct_changes: settings.recreate_when_vct_changes, ..Default::default() };
+    let gates =
+        InPlaceGates { recreate_when_vct_changes: settings.recreate_when_vct_changes, ..Default::default() };
     let engine = InPlaceEngine::new(client.clone(), Arc::new(CloneSetRevisionAdapter::default()))
         .with_gates(gates)
         .with_field_manager(super::pod_ops::FIELD_MANAGER);
