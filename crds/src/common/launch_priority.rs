@@ -209,10 +209,13 @@ mod tests {
         json!({"name": name, "env": [{"name": CONTAINER_LAUNCH_PRIORITY_ENV, "value": priority}, {"name": "x", "value": "y"}]})
     }
 
+    /// The priorities the webhook should write, or its refusal.
+    type WebhookOutcome = Result<Option<Vec<i64>>, LaunchPriorityError>;
+
     #[test]
     fn webhook_priorities() {
         let plain = |name: &str| json!({"name": name});
-        let cases: [(&str, Pod, Result<Option<Vec<i64>>, LaunchPriorityError>); 7] = [
+        let cases: [(&str, Pod, WebhookOutcome); 7] = [
             ("one container", pod(json!({}), json!([with_priority("a", "5")]), &[]), Ok(None)),
             ("no priorities", pod(json!({}), json!([plain("a"), plain("b")]), &[]), Ok(None)),
             (
