@@ -18,7 +18,7 @@ use clap::Parser;
 use kruise_integration::upstream::{
     self,
     e2e::{GroupRun, RunOptions, Target, group_table, run_group, summary_table},
-    expectations::{Expectations, Verdict, judge},
+    expectations::{Expectations, Verdict, header_of, judge, record},
     groups::{self, GROUPS, Group},
     kruise_up::UpOptions,
     report,
@@ -71,6 +71,10 @@ struct Args {
     /// Only this Ginkgo focus regex within the groups (passed on as --ginkgo.focus).
     #[arg(long, value_name = "REGEX")]
     focus: Option<String>,
+    /// After the run, write what it learned into the expectation file: `unverified` specs that
+    /// ran become `pass` or `fails` (with their first error, the cause still to be named).
+    #[arg(long)]
+    record: bool,
     /// Print the groups and exit.
     #[arg(long)]
     list_groups: bool,
@@ -206,6 +210,15 @@ async fn main() -> ExitCode {
         .collect();
     let broken: Vec<&str> = runs.iter().filter(|run| run.error.is_some()).map(|run| run.group.name).collect();
     println!("finished in {:.0} s", started.elapsed().as_secs_f64());
+    if args.record {
+        let outcomes: Vec<_> = runs.iter().flat_map(|run| run.specs.iter().cloned()).collect();
+        let (recorded, changed) = record(&expectations, &outcomes);
+        let text = recorded.render(&header_of(&expectations_text));
+        match std::fs::write(&expectations_path, text) {
+            Ok(()) => println!("{}: {changed} spec(s) recorded", expectations_path.display()),
+            Err(error) => eprintln!("writing {}: {error}", expectations_path.display()),
+        }
+    }
     if regressions.is_empty() && broken.is_empty() {
         println!("every spec marked `pass` passed");
         ExitCode::SUCCESS

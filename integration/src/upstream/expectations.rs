@@ -112,6 +112,47 @@ impl Expectations {
     }
 }
 
+/// The file's leading comment (its `# ` lines before the first spec), without the `# `, as
+/// [`Expectations::render`] takes it back.
+pub fn header_of(text: &str) -> String {
+    text.lines()
+        .take_while(|line| line.starts_with('#') || line.trim().is_empty())
+        .filter(|line| line.starts_with('#'))
+        .map(|line| line.strip_prefix("# ").or_else(|| line.strip_prefix('#')).unwrap_or(line))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What a run teaches the file: each `unverified` spec that ran to a result becomes `pass` when
+/// it passed, or `fails` with its first error when it failed (the cause still to be named, so
+/// the reason says so). Specs with any other status are left as they are: a `pass` that failed
+/// is a regression the run reports, and a `needs-real-node` or `not-implemented` spec keeps its
+/// reason. Returns the new file and how many specs changed.
+pub fn record(expectations: &Expectations, outcomes: &[SpecOutcome]) -> (Expectations, usize) {
+    let mut recorded = expectations.clone();
+    let mut changed = 0;
+    for outcome in outcomes {
+        let Some(entry) = recorded.specs.get_mut(&outcome.key) else { continue };
+        if entry.expected != Expected::Unverified {
+            continue;
+        }
+        let learned = match outcome.state {
+            State::Passed => Expectation { expected: Expected::Pass, reason: String::new() },
+            State::Failed => Expectation {
+                expected: Expected::Fails,
+                reason: format!(
+                    "cause not yet named; first error: {}",
+                    outcome.first_error.as_deref().unwrap_or(&outcome.ginkgo_state)
+                ),
+            },
+            State::Skipped => continue,
+        };
+        *entry = learned;
+        changed += 1;
+    }
+    (recorded, changed)
+}
+
 /// How one spec's outcome compares with its expectation.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Verdict {
@@ -171,6 +212,36 @@ mod tests {
         assert_eq!(others.specs["u"].expected, Expected::Unverified);
         assert!(Expectations::parse("fails\tf\t").unwrap_err().problem.contains("needs a reason"));
         assert!(Expectations::parse("unverified\tu\t").unwrap_err().problem.contains("needs a reason"));
+    }
+
+    #[test]
+    fn a_run_turns_unverified_specs_into_results_and_leaves_the_rest() {
+        let text = "# first line\n#\n# second\nunverified\tu1\tnot run\nunverified\tu2\tnot run\n\
+                    unverified\tu3\tnot run\npass\tp\t\nneeds-real-node\tn\tcurls\n";
+        let file = Expectations::parse(text).unwrap();
+        assert_eq!(header_of(text), "first line\n\nsecond");
+        let mut failed = outcome("u2", State::Failed);
+        failed.first_error = Some("Timed out [cloneset.go:80]".into());
+        let outcomes = [
+            outcome("u1", State::Passed),
+            failed,
+            outcome("u3", State::Skipped),
+            outcome("p", State::Failed),
+            outcome("n", State::Passed),
+            outcome("unlisted", State::Passed),
+        ];
+        let (recorded, changed) = record(&file, &outcomes);
+        assert_eq!(changed, 2);
+        assert_eq!(recorded.specs["u1"], Expectation { expected: Expected::Pass, reason: String::new() });
+        assert_eq!(recorded.specs["u2"].expected, Expected::Fails);
+        assert!(recorded.specs["u2"].reason.ends_with("Timed out [cloneset.go:80]"));
+        assert_eq!(recorded.specs["u3"].expected, Expected::Unverified);
+        assert_eq!(recorded.specs["p"].expected, Expected::Pass, "a regression is reported, not recorded");
+        assert_eq!(recorded.specs["n"].expected, Expected::NeedsRealNode);
+        assert!(!recorded.specs.contains_key("unlisted"));
+        let rendered = recorded.render(&header_of(text));
+        assert!(rendered.starts_with("# first line\n#\n# second\n"));
+        assert_eq!(Expectations::parse(&rendered).unwrap(), recorded);
     }
 
     #[test]
