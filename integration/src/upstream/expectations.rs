@@ -127,7 +127,8 @@ pub fn header_of(text: &str) -> String {
 /// it passed, or `fails` with its first error when it failed (the cause still to be named, so
 /// the reason says so). Specs with any other status are left as they are: a `pass` that failed
 /// is a regression the run reports, and a `needs-real-node` or `not-implemented` spec keeps its
-/// reason. Returns the new file and how many specs changed.
+/// reason. A spec the run interrupted (the group's timeout) is not a result and stays
+/// `unverified`. Returns the new file and how many specs changed.
 pub fn record(expectations: &Expectations, outcomes: &[SpecOutcome]) -> (Expectations, usize) {
     let mut recorded = expectations.clone();
     let mut changed = 0;
@@ -137,6 +138,8 @@ pub fn record(expectations: &Expectations, outcomes: &[SpecOutcome]) -> (Expecta
             continue;
         }
         let learned = match outcome.state {
+            // Not a result: the run itself was cut (the group's timeout) while the spec ran.
+            State::Failed if outcome.ginkgo_state == "interrupted" => continue,
             State::Passed => Expectation { expected: Expected::Pass, reason: String::new() },
             State::Failed => Expectation {
                 expected: Expected::Fails,
@@ -217,14 +220,17 @@ mod tests {
     #[test]
     fn a_run_turns_unverified_specs_into_results_and_leaves_the_rest() {
         let text = "# first line\n#\n# second\nunverified\tu1\tnot run\nunverified\tu2\tnot run\n\
-                    unverified\tu3\tnot run\npass\tp\t\nneeds-real-node\tn\tcurls\n";
+                    unverified\tu3\tnot run\nunverified\tu4\tnot run\npass\tp\t\nneeds-real-node\tn\tcurls\n";
         let file = Expectations::parse(text).unwrap();
         assert_eq!(header_of(text), "first line\n\nsecond");
         let mut failed = outcome("u2", State::Failed);
         failed.first_error = Some("Timed out [cloneset.go:80]".into());
+        let mut interrupted = outcome("u4", State::Failed);
+        interrupted.ginkgo_state = "interrupted".into();
         let outcomes = [
             outcome("u1", State::Passed),
             failed,
+            interrupted,
             outcome("u3", State::Skipped),
             outcome("p", State::Failed),
             outcome("n", State::Passed),
@@ -236,6 +242,7 @@ mod tests {
         assert_eq!(recorded.specs["u2"].expected, Expected::Fails);
         assert!(recorded.specs["u2"].reason.ends_with("Timed out [cloneset.go:80]"));
         assert_eq!(recorded.specs["u3"].expected, Expected::Unverified);
+        assert_eq!(recorded.specs["u4"].expected, Expected::Unverified, "cut by the timeout");
         assert_eq!(recorded.specs["p"].expected, Expected::Pass, "a regression is reported, not recorded");
         assert_eq!(recorded.specs["n"].expected, Expected::NeedsRealNode);
         assert!(!recorded.specs.contains_key("unlisted"));
