@@ -211,8 +211,7 @@ async fn main() -> ExitCode {
     let broken: Vec<&str> = runs.iter().filter(|run| run.error.is_some()).map(|run| run.group.name).collect();
     println!("finished in {:.0} s", started.elapsed().as_secs_f64());
     if args.record {
-        let outcomes: Vec<_> = runs.iter().flat_map(|run| run.specs.iter().cloned()).collect();
-        let (recorded, changed) = record(&expectations, &outcomes);
+        let (recorded, changed) = record(&expectations, runs.iter().flat_map(|run| &run.specs));
         let text = recorded.render(&header_of(&expectations_text));
         match std::fs::write(&expectations_path, text) {
             Ok(()) => println!("{}: {changed} spec(s) recorded", expectations_path.display()),

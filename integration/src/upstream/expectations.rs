@@ -117,8 +117,8 @@ impl Expectations {
 pub fn header_of(text: &str) -> String {
     text.lines()
         .take_while(|line| line.starts_with('#') || line.trim().is_empty())
-        .filter(|line| line.starts_with('#'))
-        .map(|line| line.strip_prefix("# ").or_else(|| line.strip_prefix('#')).unwrap_or(line))
+        .filter_map(|line| line.strip_prefix('#'))
+        .map(|comment| comment.strip_prefix(' ').unwrap_or(comment))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -129,7 +129,10 @@ pub fn header_of(text: &str) -> String {
 /// is a regression the run reports, and a `needs-real-node` or `not-implemented` spec keeps its
 /// reason. A spec the run interrupted (the group's timeout) is not a result and stays
 /// `unverified`. Returns the new file and how many specs changed.
-pub fn record(expectations: &Expectations, outcomes: &[SpecOutcome]) -> (Expectations, usize) {
+pub fn record<'a>(
+    expectations: &Expectations,
+    outcomes: impl IntoIterator<Item = &'a SpecOutcome>,
+) -> (Expectations, usize) {
     let mut recorded = expectations.clone();
     let mut changed = 0;
     for outcome in outcomes {
