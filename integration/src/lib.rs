@@ -18,6 +18,7 @@ pub mod certs;
 pub mod cluster;
 pub mod containerd;
 mod error;
+mod kubectl_output;
 pub mod manager;
 pub mod nodes;
 pub mod postgres;
@@ -32,6 +33,7 @@ use std::path::PathBuf;
 
 pub use cluster::{AppliedCrd, Cluster, Tier};
 pub use error::HarnessError;
+pub use kubectl_output::without_client_logs;
 pub use real::RealControlPlane;
 pub use report::{Difference, DifferentialReport, Outcome, TierRun};
 pub use suite::{Scenario, Scene, Skip};

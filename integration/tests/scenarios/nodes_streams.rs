@@ -38,9 +38,16 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// What kubectl printed on stderr for the user, without its own klog diagnostics (they carry
+/// timestamps and pids, and one of them comes from a client-side race: see
+/// `kruise_integration::without_client_logs`).
+fn stderr(output: &Output) -> String {
+    kruise_integration::without_client_logs(&text(&output.stderr))
+}
+
 /// `(exit code, stdout, stderr)` of a kubectl run.
 fn outcome(output: &Output) -> (Option<i32>, String, String) {
-    (output.status.code(), text(&output.stdout), text(&output.stderr))
+    (output.status.code(), text(&output.stdout), stderr(output))
 }
 
 /// `kubectl exec` runs the simulated runtime's commands; `kubectl logs` shows the simulated
@@ -85,7 +92,7 @@ pub async fn kubectl_exec_and_logs(scene: Scene) -> Result<(), Skip> {
     assert!(took >= Duration::from_secs(1), "sleep 1 took {took:?}");
     let failed = kubectl(&scene, &["exec", "shell", "--", "sh", "-c", "exit 3"], "").await;
     assert_eq!(failed.status.code(), Some(3), "{:?}", outcome(&failed));
-    assert!(text(&failed.stderr).contains("command terminated with exit code 3"), "{:?}", outcome(&failed));
+    assert!(stderr(&failed).contains("command terminated with exit code 3"), "{:?}", outcome(&failed));
     let echoed =
         kubectl(&scene, &["exec", "shell", "--", "sh", "-c", "echo $GREETING; echo oops >&2"], "").await;
     assert_eq!(echoed.status.code(), Some(0), "{:?}", outcome(&echoed));
@@ -98,16 +105,16 @@ pub async fn kubectl_exec_and_logs(scene: Scene) -> Result<(), Skip> {
     assert_eq!(sidecar.status.code(), Some(0), "{:?}", outcome(&sidecar));
     let wrong = kubectl(&scene, &["exec", "duo", "-c", "nope", "--", "true"], "").await;
     assert_ne!(wrong.status.code(), Some(0));
-    assert!(text(&wrong.stderr).contains("container nope is not valid for pod duo"), "{:?}", outcome(&wrong));
+    assert!(stderr(&wrong).contains("container nope is not valid for pod duo"), "{:?}", outcome(&wrong));
     scene.observe(
         "exec",
         json!({
             "sleep": outcome(&slept),
-            "exit3": [failed.status.code(), text(&failed.stderr).trim()],
+            "exit3": [failed.status.code(), stderr(&failed).trim()],
             "echo": outcome(&echoed).1,
             "cat": outcome(&piped),
-            "missing": [missing.status.code(), text(&missing.stderr).trim()],
-            "wrongContainer": text(&wrong.stderr).trim(),
+            "missing": [missing.status.code(), stderr(&missing).trim()],
+            "wrongContainer": stderr(&wrong).trim(),
         }),
     );
 
@@ -127,8 +134,7 @@ pub async fn kubectl_exec_and_logs(scene: Scene) -> Result<(), Skip> {
     let no_previous = kubectl(&scene, &["logs", "shell", "--previous"], "").await;
     assert_ne!(no_previous.status.code(), Some(0));
     assert!(
-        text(&no_previous.stderr)
-            .contains("previous terminated container \"main\" in pod \"shell\" not found"),
+        stderr(&no_previous).contains("previous terminated container \"main\" in pod \"shell\" not found"),
         "{:?}",
         outcome(&no_previous)
     );
@@ -178,7 +184,7 @@ pub async fn kubectl_exec_and_logs(scene: Scene) -> Result<(), Skip> {
         "logs",
         json!({
             "current": outcome(&logs),
-            "noPrevious": [no_previous.status.code(), text(&no_previous.stderr).trim()],
+            "noPrevious": [no_previous.status.code(), stderr(&no_previous).trim()],
             // Which earlier instance `--previous` shows depends on how many restarts happened
             // before kubectl ran (back-off timing), so the restart number is not compared.
             "previous": previous_lines.iter().map(|line| without_restart_number(line)).collect::<Vec<_>>(),
