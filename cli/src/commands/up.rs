@@ -17,7 +17,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kruise_controllers::runtime::Readiness;
 use kruise_controlplane::{
     apiserver::{ApiServer, ApiServerConfig},
-    nodes::{Simulation, SimulationConfig},
+    nodes::{NodeTiming, Simulation, SimulationConfig},
 };
 use kruise_daemon::{DaemonConfig, spawn_daemon};
 use kube::{
@@ -65,6 +65,11 @@ pub struct UpArgs {
         value_parser = kruise_crds::features::FeatureGates::parse
     )]
     feature_gates: kruise_crds::features::FeatureGates,
+    /// How long a deleted pod stays listed, in its terminal status, after its containers
+    /// stopped (milliseconds). A real kubelet removes it only once the pod's volumes and cgroup
+    /// are reclaimed, a second or more; 0 removes it at once.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pod_removal_ms: u64,
 }
 
 /// Longest unix socket path (sun_path is 108 bytes with the terminating NUL).
@@ -115,7 +120,12 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
     eprintln!("[3/6] starting {} simulated node(s) and the scheduler", args.nodes);
     let cri_dir = cri_dir(&data_dir);
     std::fs::create_dir_all(&cri_dir).with_context(|| format!("creating {}", cri_dir.display()))?;
-    let config = SimulationConfig { nodes: args.nodes, cri_dir: Some(cri_dir.clone()), ..Default::default() };
+    let config = SimulationConfig {
+        nodes: args.nodes,
+        cri_dir: Some(cri_dir.clone()),
+        timing: NodeTiming { removal: Duration::from_millis(args.pod_removal_ms), ..NodeTiming::default() },
+        ..Default::default()
+    };
     let simulation =
         Simulation::start(client.clone(), &config).await.context("starting the simulated nodes")?;
     wait_nodes_ready(&client, args.nodes).await;

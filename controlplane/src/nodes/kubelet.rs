@@ -86,6 +86,12 @@ pub struct NodeTiming {
     pub heartbeat: Duration,
     /// Full node status report period (conditions and images are also sent when they change).
     pub status_report: Duration,
+    /// From a deleted pod's last container stopping to its removal from the API. A kubelet
+    /// reports the terminal status first and removes the pod only once its volumes and cgroup
+    /// are reclaimed (housekeeping runs every 2 s), so on a real node a deleted pod stays
+    /// listed for a second or more; clients that count pods (upstream's e2e specs among them)
+    /// see that. Zero removes the pod at once, which keeps tests fast.
+    pub removal: Duration,
 }
 
 impl Default for NodeTiming {
@@ -98,6 +104,7 @@ impl Default for NodeTiming {
             pull_backoff: Duration::from_millis(500),
             heartbeat: Duration::from_secs(10),
             status_report: Duration::from_secs(60),
+            removal: Duration::ZERO,
         }
     }
 }

@@ -1303,6 +1303,7 @@ impl PodWorker {
         }
         if self.watched().is_some() {
             self.publish_terminating().await;
+            tokio::time::sleep(self.kubelet.config.timing.removal).await;
             let pods: Api<Pod> = Api::namespaced(
                 self.kubelet.client.clone(),
                 pod.metadata.namespace.as_deref().unwrap_or("default"),
