@@ -478,7 +478,21 @@ async fn concurrent_writers_do_not_lose_updates() {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     });
-    let result = env.engine.update(&before, &old, &new, &updating_options()).await.unwrap();
+    // The engine retries a conflicting write a few times, then returns the conflict and its
+    // controller requeues the pod; against a writer this busy (a patch every few ms, for
+    // seconds) that can happen, so the test requeues as the controller would.
+    let mut current = before;
+    let mut requeues = 0;
+    let result = loop {
+        match env.engine.update(&current, &old, &new, &updating_options()).await {
+            Ok(result) => break result,
+            Err(error) if error.is_conflict() && requeues < 20 => {
+                requeues += 1;
+                current = env.pods.get("shop-0").await.unwrap();
+            }
+            Err(error) => panic!("update failed after {requeues} requeues: {error}"),
+        }
+    };
     assert!(result.in_place);
     let (after, _) = env.drive("shop-0", "the update to finish", |pod, _| is_ready(pod)).await;
     writer.await.unwrap();
