@@ -13,16 +13,19 @@ use std::{
 
 use anyhow::Context;
 use clap::Args;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::{
+    api::storage::v1::StorageClass,
+    apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+};
 use kruise_controllers::runtime::Readiness;
 use kruise_controlplane::{
     apiserver::{ApiServer, ApiServerConfig},
-    nodes::{NodeTiming, Simulation, SimulationConfig},
+    nodes::{NodeTiming, PullTiming, Simulation, SimulationConfig},
 };
 use kruise_daemon::{DaemonConfig, spawn_daemon};
 use kube::{
     Api, Client,
-    api::{Patch, PatchParams},
+    api::{Patch, PatchParams, PostParams},
 };
 
 use super::manager::{ManagerArgs, run_manager};
@@ -70,6 +73,11 @@ pub struct UpArgs {
     /// are reclaimed, a second or more; 0 removes it at once.
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     pod_removal_ms: u64,
+    /// How long a simulated node takes to pull an image it does not have yet (milliseconds).
+    /// A kubelet pulls a small image in a second or more; pre-pulls (ImagePullJob) and
+    /// pre-download for updates are visible while they run. 0 pulls at once.
+    #[arg(long, value_name = "MS", default_value_t = 2000)]
+    image_pull_ms: u64,
 }
 
 /// Longest unix socket path (sun_path is 108 bytes with the terminating NUL).
@@ -116,6 +124,7 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
 
     eprintln!("[2/6] installing the Kruise CustomResourceDefinitions");
     install_crds(&client).await?;
+    ensure_storage_class(&client).await?;
 
     eprintln!("[3/6] starting {} simulated node(s) and the scheduler", args.nodes);
     let cri_dir = cri_dir(&data_dir);
@@ -123,7 +132,14 @@ async fn up(args: &UpArgs) -> anyhow::Result<ExitCode> {
     let config = SimulationConfig {
         nodes: args.nodes,
         cri_dir: Some(cri_dir.clone()),
-        timing: NodeTiming { removal: Duration::from_millis(args.pod_removal_ms), ..NodeTiming::default() },
+        timing: NodeTiming {
+            removal: Duration::from_millis(args.pod_removal_ms),
+            pull: PullTiming {
+                first_pull: Duration::from_millis(args.image_pull_ms),
+                ..PullTiming::default()
+            },
+            ..NodeTiming::default()
+        },
         ..Default::default()
     };
     let simulation =
@@ -275,6 +291,30 @@ pub(crate) async fn install_crds(client: &Client) -> anyhow::Result<Vec<String>>
         names.push(name);
     }
     Ok(names)
+}
+
+/// The StorageClass `kruise up` provides, as kind provides its own: claims that name it are
+/// provisioned and bound by the simulated nodes' provisioner.
+pub(crate) const STORAGE_CLASS: &str = "standard";
+
+/// Creates the `standard` StorageClass of the simulated provisioner unless a class of that name
+/// exists (a resumed data dir, or one the user made).
+async fn ensure_storage_class(client: &Client) -> anyhow::Result<()> {
+    let classes: Api<StorageClass> = Api::all(client.clone());
+    if classes.get_opt(STORAGE_CLASS).await?.is_some() {
+        return Ok(());
+    }
+    let class: StorageClass = serde_json::from_value(json!({
+        "metadata": {"name": STORAGE_CLASS},
+        "provisioner": kruise_controlplane::controllers::volume_binder::SIMULATED_PROVISIONER,
+        "reclaimPolicy": "Delete",
+        "volumeBindingMode": "Immediate",
+    }))?;
+    match classes.create(&PostParams::default(), &class).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
+        Err(error) => Err(error).context("creating the standard StorageClass"),
+    }
 }
 
 /// Waits (up to 60 s) until every named CRD reports `Established`.

@@ -261,7 +261,8 @@ fn is_ready(pod: &Value) -> bool {
         .is_some_and(|conditions| conditions.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"))
 }
 
-fn int_or_percent(value: &Value, total: i32, round_up: bool) -> i32 {
+/// An int-or-percent field scaled against `total` (a percent rounded up or down); 0 when malformed.
+pub(crate) fn int_or_percent(value: &Value, total: i32, round_up: bool) -> i32 {
     let parsed = match value {
         Value::Number(n) => {
             k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(n.as_i64().unwrap_or(0) as i32)

@@ -4,15 +4,14 @@
 
 use serde_json::{Value, json};
 
-use super::CONTROLLER_TICK;
+use super::{CONTROLLER_TICK, workload};
 use crate::{
-    apiserver::{
-        api::Api,
-        objects,
-        options::{DeleteOptions, FieldValidation, WriteOptions},
-    },
-    storage::{CollectionKey, Mutation, ObjectKey},
+    apiserver::{api::Api, objects, options::DeleteOptions},
+    storage::{CollectionKey, ObjectKey},
 };
+
+/// The field manager of the Job controller's writes, as kube-controller-manager's.
+const FIELD_MANAGER: &str = "job-controller";
 
 /// What a job should do next, from its spec, its pods and the time.
 #[derive(Debug, PartialEq, Eq)]
@@ -76,19 +75,10 @@ async fn sync(api: &Api, job: &Value) -> Result<(), String> {
     let namespace = objects::namespace(job).unwrap_or_default().to_string();
     let name = objects::name(job).unwrap_or_default().to_string();
     let uid = objects::uid(job).unwrap_or_default().to_string();
-    let pods_collection =
-        CollectionKey { group: String::new(), resource: "pods".into(), namespace: Some(namespace.clone()) };
-    let (pods, _) = api.store.list(&pods_collection);
-    let owned: Vec<_> =
-        pods.iter().filter(|p| objects::owner_references(p).iter().any(|r| r.uid == uid)).collect();
-    let phase =
-        |pod: &Value| pod.pointer("/status/phase").and_then(Value::as_str).unwrap_or("Pending").to_string();
-    let succeeded = owned.iter().filter(|p| phase(p) == "Succeeded").count() as i64;
-    let failed = owned.iter().filter(|p| phase(p) == "Failed").count() as i64;
-    let active = owned
-        .iter()
-        .filter(|p| !objects::is_deleting(p) && !matches!(phase(p).as_str(), "Succeeded" | "Failed"))
-        .count() as i64;
+    let owned = workload::owned_by(api, "", "pods", &namespace, &uid);
+    let succeeded = owned.iter().filter(|p| workload::pod_phase(p) == "Succeeded").count() as i64;
+    let failed = owned.iter().filter(|p| workload::pod_phase(p) == "Failed").count() as i64;
+    let active = owned.iter().filter(|p| workload::is_pod_active(p)).count() as i64;
     let start = job
         .pointer("/status/startTime")
         .and_then(Value::as_str)
@@ -101,38 +91,14 @@ async fn sync(api: &Api, job: &Value) -> Result<(), String> {
     let spec = job.get("spec").cloned().unwrap_or(json!({}));
     let plan = plan(&spec, active, succeeded, failed, elapsed);
 
-    let pod_def = api.registry.find("", "v1", "pods").ok_or("pods not served")?;
+    let template = spec.get("template").cloned().unwrap_or(json!({}));
     for _ in 0..plan.create {
-        let template = spec.get("template").cloned().unwrap_or(json!({}));
-        let mut pod = json!({
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": template.get("metadata").cloned().unwrap_or(json!({})),
-            "spec": template.get("spec").cloned().unwrap_or(json!({})),
-        });
-        objects::set_meta(&mut pod, "generateName", Some(json!(format!("{name}-"))));
-        objects::set_meta(&mut pod, "namespace", Some(json!(namespace)));
-        objects::set_meta(
-            &mut pod,
-            "ownerReferences",
-            Some(json!([{
-                "apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": uid,
-                "controller": true, "blockOwnerDeletion": true,
-            }])),
-        );
-        let options = WriteOptions {
-            dry_run: false,
-            field_manager: "job-controller".into(),
-            field_validation: FieldValidation::Ignore,
-            force: false,
-        };
-        api.create(&pod_def, "v1", Some(&namespace), pod, &options).await.map_err(|e| e.to_string())?;
+        let owner = workload::controller_reference("batch/v1", "Job", job);
+        workload::create_pod(api, &namespace, &template, &format!("{name}-"), owner, FIELD_MANAGER).await?;
     }
     if plan.finished.is_some_and(|(condition, _)| condition == "Failed") {
-        for pod in owned
-            .iter()
-            .filter(|p| !objects::is_deleting(p) && !matches!(phase(p).as_str(), "Succeeded" | "Failed"))
-        {
+        let pod_def = api.registry.find("", "v1", "pods").ok_or("pods not served")?;
+        for pod in owned.iter().filter(|p| workload::is_pod_active(p)) {
             let pod_name = objects::name(pod).unwrap_or_default().to_string();
             let _ = api.delete(&pod_def, "v1", Some(&namespace), &pod_name, &DeleteOptions::default()).await;
         }
@@ -158,21 +124,7 @@ async fn sync(api: &Api, job: &Value) -> Result<(), String> {
         conditions.push(json!({"type": condition, "status": "True", "reason": reason, "lastProbeTime": now, "lastTransitionTime": now}));
         status["conditions"] = json!(conditions);
     }
-    let _ = api.store.mutate(&key, |current| -> Result<Mutation, ()> {
-        let Some(current) = current else { return Ok(Mutation::Keep) };
-        let mut merged = current.get("status").cloned().unwrap_or(json!({}));
-        if let (Some(target), Some(source)) = (merged.as_object_mut(), status.as_object()) {
-            for (field, value) in source {
-                target.insert(field.clone(), value.clone());
-            }
-        }
-        if current.get("status") == Some(&merged) {
-            return Ok(Mutation::Keep);
-        }
-        let mut next = current.clone();
-        next["status"] = merged;
-        Ok(Mutation::Put(next))
-    });
+    workload::merge_status(api, &key, &status);
     Ok(())
 }
 

@@ -1,15 +1,20 @@
 //! The controllers a kube-apiserver plus kube-controller-manager would run for the objects we
 //! store: CRD status (Established), namespace deletion, the `default` ServiceAccount of every
-//! namespace, garbage collection by owner references, a minimal Job controller, and the node
+//! namespace, garbage collection by owner references, minimal Job, Deployment and ReplicaSet
+//! controllers, volume provisioning for the simulated nodes' StorageClass, and the node
 //! lifecycle (heartbeats, taints, taint eviction, orphaned pods). They act through the same
 //! [`Api`] operations as clients do.
 
 mod crd;
+pub mod deployment;
 mod gc;
 mod job;
 mod namespace;
 pub mod node_lifecycle;
+pub mod replicaset;
 pub mod service_account;
+pub mod volume_binder;
+mod workload;
 
 use std::time::Duration;
 
@@ -28,6 +33,9 @@ pub fn start(api: Api, node_lifecycle: node_lifecycle::NodeLifecycleConfig) -> V
         tokio::spawn(namespace::run(api.clone())),
         tokio::spawn(service_account::run(api.clone())),
         tokio::spawn(gc::run(api.clone())),
-        tokio::spawn(job::run(api)),
+        tokio::spawn(job::run(api.clone())),
+        tokio::spawn(replicaset::run(api.clone())),
+        tokio::spawn(deployment::run(api.clone())),
+        tokio::spawn(volume_binder::run(api)),
     ]
 }

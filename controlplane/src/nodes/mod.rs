@@ -24,6 +24,7 @@ use std::path::PathBuf;
 use kube::Client;
 
 pub use kubelet::{NodeCapacity, NodeConfig, NodeError, NodeTiming, SimulatedNode};
+pub use runtime::PullTiming;
 pub use scheduler::{Scheduler, SchedulerConfig};
 
 /// A set of simulated nodes (and optionally the scheduler) to start against an API server.

@@ -1,0 +1,240 @@
+//! Dynamic provisioning for simulated nodes, as a CSI provisioner plus kube-controller-manager's
+//! persistent-volume binder would do it: a claim whose StorageClass names the simulated
+//! provisioner gets a PersistentVolume of its size made for it (`pvc-<claim uid>`) and both are
+//! marked `Bound`; a volume whose claim is gone is deleted (reclaim policy `Delete`) or left
+//! `Released` (`Retain`). Claims of any other class stay `Pending`, as they would on a cluster
+//! without that class's provisioner. `kruise up` makes a `standard` class of this provisioner,
+//! as kind makes its own.
+
+use serde_json::{Value, json};
+
+use super::CONTROLLER_TICK;
+use crate::{
+    apiserver::{api::Api, objects},
+    storage::{CollectionKey, Mutation, ObjectKey},
+};
+
+/// The provisioner name of StorageClasses whose claims the simulated nodes serve.
+pub const SIMULATED_PROVISIONER: &str = "kruise.io/simulated-disk";
+
+/// The annotation the scheduler puts on a claim of a `WaitForFirstConsumer` class.
+const SELECTED_NODE: &str = "volume.kubernetes.io/selected-node";
+
+/// Whether a claim should be provisioned now (pure), given its StorageClass (None when the
+/// class does not exist): not bound or being deleted, of a class served by the simulated
+/// provisioner, and either bound at once or already given a node.
+pub fn should_provision(claim: &Value, class: Option<&Value>) -> bool {
+    let Some(class) = class else { return false };
+    if objects::is_deleting(claim)
+        || claim.pointer("/status/phase").and_then(Value::as_str) == Some("Bound")
+        || claim.pointer("/spec/volumeName").and_then(Value::as_str).is_some_and(|name| !name.is_empty())
+        || class.get("provisioner").and_then(Value::as_str) != Some(SIMULATED_PROVISIONER)
+    {
+        return false;
+    }
+    let waits = class.get("volumeBindingMode").and_then(Value::as_str) == Some("WaitForFirstConsumer");
+    !waits || claim.pointer(&format!("/metadata/annotations/{}", SELECTED_NODE.replace('/', "~1"))).is_some()
+}
+
+/// The volume made for `claim` of `class`.
+pub fn volume_for(claim: &Value, class: &Value) -> Value {
+    let uid = objects::uid(claim).unwrap_or_default();
+    let name = format!("pvc-{uid}");
+    let size = claim.pointer("/spec/resources/requests/storage").cloned().unwrap_or(json!("1Gi"));
+    json!({
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {
+            "name": name,
+            "annotations": {"pv.kubernetes.io/provisioned-by": SIMULATED_PROVISIONER},
+        },
+        "spec": {
+            "capacity": {"storage": size},
+            "accessModes": claim.pointer("/spec/accessModes").cloned().unwrap_or(json!(["ReadWriteOnce"])),
+            "persistentVolumeReclaimPolicy": class.get("reclaimPolicy").cloned().unwrap_or(json!("Delete")),
+            "storageClassName": objects::name(class).unwrap_or_default(),
+            "volumeMode": claim.pointer("/spec/volumeMode").cloned().unwrap_or(json!("Filesystem")),
+            "hostPath": {"path": format!("/var/lib/kruise-simulated/{name}"), "type": "DirectoryOrCreate"},
+            "claimRef": {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "namespace": objects::namespace(claim).unwrap_or_default(),
+                "name": objects::name(claim).unwrap_or_default(),
+                "uid": uid,
+            },
+        },
+        "status": {"phase": "Bound"},
+    })
+}
+
+pub(super) async fn run(api: Api) {
+    let claims =
+        CollectionKey { group: String::new(), resource: "persistentvolumeclaims".into(), namespace: None };
+    let volumes =
+        CollectionKey { group: String::new(), resource: "persistentvolumes".into(), namespace: None };
+    loop {
+        let (all, _) = api.store.list(&claims);
+        for claim in &all {
+            let class = claim.pointer("/spec/storageClassName").and_then(Value::as_str).and_then(|name| {
+                api.store.get(&ObjectKey {
+                    group: "storage.k8s.io".into(),
+                    resource: "storageclasses".into(),
+                    namespace: None,
+                    name: name.into(),
+                })
+            });
+            if let Some(class) = class.filter(|class| should_provision(claim, Some(class))) {
+                bind(&api, claim, &class);
+            }
+        }
+        let (all_volumes, _) = api.store.list(&volumes);
+        for volume in &all_volumes {
+            reclaim(&api, volume);
+        }
+        tokio::time::sleep(CONTROLLER_TICK).await;
+    }
+}
+
+fn claim_key(namespace: &str, name: &str) -> ObjectKey {
+    ObjectKey {
+        group: String::new(),
+        resource: "persistentvolumeclaims".into(),
+        namespace: Some(namespace.into()),
+        name: name.into(),
+    }
+}
+
+fn volume_key(name: &str) -> ObjectKey {
+    ObjectKey {
+        group: String::new(),
+        resource: "persistentvolumes".into(),
+        namespace: None,
+        name: name.into(),
+    }
+}
+
+/// Makes the claim's volume and marks both bound, as the binder does (the claim gets the
+/// volume's name and the bind annotations).
+fn bind(api: &Api, claim: &Value, class: &Value) {
+    let volume = volume_for(claim, class);
+    let volume_name = objects::name(&volume).unwrap_or_default().to_string();
+    let mut stamped = volume.clone();
+    objects::set_meta(&mut stamped, "uid", Some(json!(objects::new_uid())));
+    objects::set_meta(&mut stamped, "creationTimestamp", Some(json!(objects::now_rfc3339())));
+    let created = api.store.mutate(&volume_key(&volume_name), |current| -> Result<Mutation, ()> {
+        Ok(if current.is_some() { Mutation::Keep } else { Mutation::Put(stamped.clone()) })
+    });
+    if created.is_err() {
+        return;
+    }
+    let namespace = objects::namespace(claim).unwrap_or_default();
+    let name = objects::name(claim).unwrap_or_default();
+    let uid = objects::uid(claim).unwrap_or_default().to_string();
+    let _ = api.store.mutate(&claim_key(namespace, name), |current| -> Result<Mutation, ()> {
+        let Some(current) = current.filter(|c| objects::uid(c) == Some(uid.as_str())) else {
+            return Ok(Mutation::Keep);
+        };
+        let mut next = current.clone();
+        next["spec"]["volumeName"] = json!(volume_name);
+        let annotations = objects::metadata_mut(&mut next).entry("annotations").or_insert_with(|| json!({}));
+        if let Some(annotations) = annotations.as_object_mut() {
+            annotations.insert("pv.kubernetes.io/bind-completed".into(), json!("yes"));
+            annotations.insert("pv.kubernetes.io/bound-by-controller".into(), json!("yes"));
+            annotations
+                .insert("volume.kubernetes.io/storage-provisioner".into(), json!(SIMULATED_PROVISIONER));
+        }
+        next["status"] = json!({
+            "phase": "Bound",
+            "accessModes": volume["spec"]["accessModes"].clone(),
+            "capacity": volume["spec"]["capacity"].clone(),
+        });
+        Ok(Mutation::Put(next))
+    });
+}
+
+/// A volume of ours whose claim is gone (or is another claim by now): deleted under `Delete`,
+/// `Released` under `Retain`.
+fn reclaim(api: &Api, volume: &Value) {
+    let provisioned_by = volume.pointer("/metadata/annotations/pv.kubernetes.io~1provisioned-by");
+    if provisioned_by.and_then(Value::as_str) != Some(SIMULATED_PROVISIONER) {
+        return;
+    }
+    let claim_ref = volume.pointer("/spec/claimRef").cloned().unwrap_or(json!({}));
+    let field = |name: &str| claim_ref.get(name).and_then(Value::as_str).unwrap_or_default().to_string();
+    let claim = api.store.get(&claim_key(&field("namespace"), &field("name")));
+    if claim.is_some_and(|claim| objects::uid(&claim) == Some(field("uid").as_str())) {
+        return;
+    }
+    let name = objects::name(volume).unwrap_or_default().to_string();
+    let delete =
+        volume.pointer("/spec/persistentVolumeReclaimPolicy").and_then(Value::as_str) != Some("Retain");
+    let _ = api.store.mutate(&volume_key(&name), |current| -> Result<Mutation, ()> {
+        let Some(current) = current else { return Ok(Mutation::Keep) };
+        if delete {
+            return Ok(Mutation::Delete);
+        }
+        if current.pointer("/status/phase").and_then(Value::as_str) == Some("Released") {
+            return Ok(Mutation::Keep);
+        }
+        let mut next = current.clone();
+        next["status"] = json!({"phase": "Released"});
+        Ok(Mutation::Put(next))
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class(provisioner: &str, mode: &str) -> Value {
+        json!({"metadata": {"name": "standard"}, "provisioner": provisioner, "volumeBindingMode": mode,
+               "reclaimPolicy": "Delete"})
+    }
+
+    fn claim(extra: Value) -> Value {
+        let mut claim = json!({
+            "metadata": {"name": "data", "namespace": "ns", "uid": "u1"},
+            "spec": {"storageClassName": "standard", "accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "50Mi"}}},
+            "status": {"phase": "Pending"},
+        });
+        json_patch::merge(&mut claim, &extra);
+        claim
+    }
+
+    #[test]
+    fn only_pending_claims_of_simulated_classes_are_provisioned() {
+        let immediate = class(SIMULATED_PROVISIONER, "Immediate");
+        let waiting = class(SIMULATED_PROVISIONER, "WaitForFirstConsumer");
+        let foreign = class("ebs.csi.aws.com", "Immediate");
+        let selected = json!({"metadata": {"annotations": {SELECTED_NODE: "sim-node-1"}}});
+        let cases = [
+            ("pending claim, immediate class", claim(json!({})), Some(&immediate), true),
+            ("no such class", claim(json!({})), None, false),
+            ("another provisioner's class", claim(json!({})), Some(&foreign), false),
+            ("waits for a consumer, no node yet", claim(json!({})), Some(&waiting), false),
+            ("waits for a consumer, node selected", claim(selected), Some(&waiting), true),
+            ("already bound", claim(json!({"status": {"phase": "Bound"}})), Some(&immediate), false),
+            ("volume named", claim(json!({"spec": {"volumeName": "pv-1"}})), Some(&immediate), false),
+            (
+                "being deleted",
+                claim(json!({"metadata": {"deletionTimestamp": "2026-12-03T10:00:00Z"}})),
+                Some(&immediate),
+                false,
+            ),
+        ];
+        for (name, claim, class, expected) in cases {
+            assert_eq!(should_provision(&claim, class), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_volume_matches_its_claim() {
+        let volume = volume_for(&claim(json!({})), &class(SIMULATED_PROVISIONER, "Immediate"));
+        assert_eq!(volume["metadata"]["name"], "pvc-u1");
+        assert_eq!(volume["spec"]["capacity"]["storage"], "50Mi");
+        assert_eq!(volume["spec"]["storageClassName"], "standard");
+        assert_eq!(volume["spec"]["claimRef"]["uid"], "u1");
+        assert_eq!(volume["spec"]["persistentVolumeReclaimPolicy"], "Delete");
+    }
+}

@@ -1,0 +1,159 @@
+//! The embedded control plane's stand-ins for kube-controller-manager's Deployment and
+//! ReplicaSet controllers and for a volume provisioner, driven through the Kubernetes API as a
+//! user's kubectl would: a Deployment rolls out, scales and rolls to a new image through its
+//! ReplicaSets; a claim of the simulated StorageClass is bound to a volume made for it, which
+//! goes with the claim.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
+
+use std::{
+    future::Future,
+    time::{Duration, Instant},
+};
+
+use k8s_openapi::api::{
+    apps::v1::{Deployment, ReplicaSet},
+    core::v1::{PersistentVolume, PersistentVolumeClaim, Pod},
+    storage::v1::StorageClass,
+};
+use kruise_controlplane::{
+    apiserver::{ApiServer, ApiServerConfig},
+    controllers::volume_binder::SIMULATED_PROVISIONER,
+    nodes::{Simulation, SimulationConfig},
+};
+use kube::{
+    Api, Client, Config,
+    api::{DeleteParams, ListParams, Patch, PatchParams, PostParams},
+};
+use serde_json::json;
+
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !check().await {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn images(pods: &[Pod]) -> Vec<String> {
+    let mut images: Vec<String> = pods
+        .iter()
+        .filter(|pod| pod.metadata.deletion_timestamp.is_none())
+        .filter(|pod| pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+        .map(|pod| pod.spec.as_ref().unwrap().containers[0].image.clone().unwrap_or_default())
+        .collect();
+    images.sort();
+    images
+}
+
+#[tokio::test]
+async fn a_deployment_rolls_out_scales_and_updates_through_its_replica_sets() {
+    let server = ApiServer::start(ApiServerConfig::default()).await.expect("server starts");
+    let client = Client::try_from(Config::new(server.url.parse().unwrap())).unwrap();
+    let simulation = Simulation::start(client.clone(), &SimulationConfig { nodes: 2, ..Default::default() })
+        .await
+        .unwrap();
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let replica_sets: Api<ReplicaSet> = Api::namespaced(client.clone(), "default");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                         "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}},
+        }
+    }))
+    .unwrap();
+    deployments.create(&PostParams::default(), &deployment).await.unwrap();
+    let selector = ListParams::default().labels("app=web");
+
+    let ready = |replicas: i32, image: &'static str| {
+        let (deployments, pods, selector) = (deployments.clone(), pods.clone(), selector.clone());
+        move || {
+            let (deployments, pods, selector) = (deployments.clone(), pods.clone(), selector.clone());
+            async move {
+                let status = deployments.get("web").await.unwrap().status.unwrap_or_default();
+                let running = images(&pods.list(&selector).await.unwrap().items);
+                status.available_replicas == Some(replicas)
+                    && status.updated_replicas == Some(replicas)
+                    && status.replicas == Some(replicas)
+                    && running == vec![image.to_string(); replicas as usize]
+            }
+        }
+    };
+    eventually("3 pods of nginx:1.25", ready(3, "nginx:1.25")).await;
+    let first = replica_sets.list(&ListParams::default()).await.unwrap().items;
+    assert_eq!(first.len(), 1, "one ReplicaSet per template");
+    let hash = first[0].metadata.labels.as_ref().unwrap()["pod-template-hash"].clone();
+    assert_eq!(first[0].metadata.name.as_deref(), Some(format!("web-{hash}").as_str()));
+    for pod in pods.list(&selector).await.unwrap() {
+        assert_eq!(pod.metadata.labels.as_ref().unwrap()["pod-template-hash"], hash);
+        let owner = &pod.metadata.owner_references.as_ref().unwrap()[0];
+        assert_eq!((owner.kind.as_str(), owner.controller), ("ReplicaSet", Some(true)));
+    }
+
+    let scale = json!({"spec": {"replicas": 5}});
+    deployments.patch("web", &PatchParams::default(), &Patch::Merge(&scale)).await.unwrap();
+    eventually("5 pods", ready(5, "nginx:1.25")).await;
+
+    let update =
+        json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.27"}]}}}});
+    deployments.patch("web", &PatchParams::default(), &Patch::Strategic(&update)).await.unwrap();
+    eventually("5 pods of nginx:1.27", ready(5, "nginx:1.27")).await;
+    let all = replica_sets.list(&ListParams::default()).await.unwrap().items;
+    assert_eq!(all.len(), 2, "the old ReplicaSet is kept for rollback");
+    let old = all.iter().find(|rs| rs.metadata.name.as_deref() == Some(&format!("web-{hash}"))).unwrap();
+    assert_eq!(old.spec.as_ref().unwrap().replicas, Some(0));
+    let conditions = deployments.get("web").await.unwrap().status.unwrap().conditions.unwrap();
+    let progressing = conditions.iter().find(|c| c.type_ == "Progressing").unwrap();
+    assert_eq!(progressing.reason.as_deref(), Some("NewReplicaSetAvailable"));
+    simulation.stop().await;
+}
+
+#[tokio::test]
+async fn a_claim_of_the_simulated_class_is_bound_and_its_volume_goes_with_it() {
+    let server = ApiServer::start(ApiServerConfig::default()).await.expect("server starts");
+    let client = Client::try_from(Config::new(server.url.parse().unwrap())).unwrap();
+    let classes: Api<StorageClass> = Api::all(client.clone());
+    for (name, provisioner) in [("standard", SIMULATED_PROVISIONER), ("elsewhere", "ebs.csi.aws.com")] {
+        let class = json!({"metadata": {"name": name}, "provisioner": provisioner});
+        classes.create(&PostParams::default(), &serde_json::from_value(class).unwrap()).await.unwrap();
+    }
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), "default");
+    let volumes: Api<PersistentVolume> = Api::all(client.clone());
+    for (name, class) in [("data", "standard"), ("other", "elsewhere")] {
+        let claim = json!({
+            "metadata": {"name": name},
+            "spec": {"storageClassName": class, "accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "50Mi"}}},
+        });
+        claims.create(&PostParams::default(), &serde_json::from_value(claim).unwrap()).await.unwrap();
+    }
+    let phase = |claim: &PersistentVolumeClaim| claim.status.as_ref().and_then(|s| s.phase.clone());
+    eventually("the claim bound", || async {
+        phase(&claims.get("data").await.unwrap()).as_deref() == Some("Bound")
+    })
+    .await;
+    let claim = claims.get("data").await.unwrap();
+    let volume_name = claim.spec.as_ref().unwrap().volume_name.clone().expect("the claim names its volume");
+    let volume = volumes.get(&volume_name).await.unwrap();
+    let spec = volume.spec.as_ref().unwrap();
+    assert_eq!(spec.capacity.as_ref().unwrap()["storage"].0, "50Mi");
+    assert_eq!(spec.claim_ref.as_ref().unwrap().uid, claim.metadata.uid);
+    assert_eq!(volume.status.as_ref().unwrap().phase.as_deref(), Some("Bound"));
+    // A class of another provisioner is not ours to serve: its claim waits, as on a cluster
+    // without that provisioner.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(phase(&claims.get("other").await.unwrap()).as_deref(), Some("Pending"));
+
+    claims.delete("data", &DeleteParams::default()).await.unwrap();
+    eventually("the volume deleted with its claim", || async {
+        volumes.get_opt(&volume_name).await.unwrap().is_none()
+    })
+    .await;
+}
