@@ -178,6 +178,15 @@ pub fn controllers(
             })
         })
     };
+    let podreadiness: ControllerStarter = {
+        let (metrics, caches) = (metrics.clone(), readiness.check("podreadiness-caches"));
+        Arc::new(move |client: Client| {
+            let (metrics, caches) = (metrics.clone(), caches.clone());
+            Box::pin(async move {
+                crate::podreadiness::run(client, metrics, move || caches.store(true, Ordering::SeqCst)).await;
+            })
+        })
+    };
     let imagelistpulljob: ControllerStarter = {
         let caches = readiness.check("imagelistpulljob-caches");
         Arc::new(move |client: Client| {
@@ -190,8 +199,8 @@ pub fn controllers(
     };
     // Upstream's gating: the NodeImage and ContainerRecreateRequest controllers need the daemon;
     // the ImagePullJob ones need `ImagePullJobGate` (on with pre-download).
-    // Launch priority is not gated upstream.
-    let mut starters = vec![cloneset, statefulset, daemonset, containerlaunchpriority];
+    // Launch priority and pod readiness are not gated upstream.
+    let mut starters = vec![cloneset, statefulset, daemonset, containerlaunchpriority, podreadiness];
     if gates.enabled(Gate::KruiseDaemon) {
         starters.extend([nodeimage, containerrecreaterequest]);
     } else {

@@ -33,6 +33,7 @@ pub mod inplace;
 pub mod nodeimage;
 pub mod nodepodprobe;
 pub mod podprobemarker;
+pub mod podreadiness;
 pub mod predownload;
 pub mod runtime;
 pub mod statefulset;

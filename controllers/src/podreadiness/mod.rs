@@ -1,0 +1,196 @@
+//! The pod readiness controller (upstream `pkg/controller/podreadiness`): the pod webhook gives
+//! new pods the `KruisePodReady` readiness gate (Kruise-owned pods, or every pod with the
+//! `KruisePodReadinessGate` feature gate on), and a pod with a readiness gate is Ready only once
+//! a condition of that type is `True`. Kruise's workload controllers manage that condition on
+//! their own pods; this controller adds it, `True`, to every other pod that carries the gate and
+//! has no such condition yet, as upstream does, so that a Deployment's or a Job's pods still
+//! become Ready. Afterwards the condition belongs to whoever changes it (PodUnavailableBudget,
+//! in-place updates).
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::{
+    Api, Client, ResourceExt,
+    api::{Patch, PatchParams},
+    runtime::{
+        reflector::{self, ObjectRef, Store},
+        watcher,
+    },
+};
+use serde_json::json;
+
+use crate::{
+    ControllerError,
+    runtime::{
+        Metrics,
+        informer::{Change, watch_store},
+        workqueue::{BACKOFF, WorkQueue},
+    },
+};
+
+/// The controller's name in metrics and logs.
+pub const CONTROLLER_NAME: &str = "podreadiness";
+/// Concurrent reconciles (upstream's 3).
+pub const WORKERS: usize = 3;
+/// The readiness gate and condition type.
+pub const KRUISE_POD_READY: &str = "KruisePodReady";
+
+/// Whether the pod needs its `KruisePodReady` condition added (pure): not being deleted, with
+/// the readiness gate, and no condition of that type yet.
+pub fn needs_condition(pod: &Pod) -> bool {
+    let spec = pod.spec.as_ref();
+    let gated = spec
+        .and_then(|spec| spec.readiness_gates.as_ref())
+        .is_some_and(|gates| gates.iter().any(|gate| gate.condition_type == KRUISE_POD_READY));
+    let has_condition = pod
+        .status
+        .as_ref()
+        .and_then(|status| status.conditions.as_ref())
+        .is_some_and(|conditions| conditions.iter().any(|condition| condition.type_ == KRUISE_POD_READY));
+    pod.metadata.deletion_timestamp.is_none() && gated && !has_condition
+}
+
+struct Context {
+    client: Client,
+    pods: Store<Pod>,
+    metrics: Metrics,
+    synced: AtomicBool,
+}
+
+fn pod_key(pod: &Pod) -> String {
+    format!("{}/{}", pod.metadata.namespace.as_deref().unwrap_or_default(), pod.name_any())
+}
+
+/// Runs the controller until the future is dropped; `on_synced` is called once the pod cache
+/// holds its initial list.
+pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Send) {
+    let (pods, pod_writer) = reflector::store::<Pod>();
+    metrics.init_controller(CONTROLLER_NAME);
+    let ctx = Arc::new(Context {
+        client: client.clone(),
+        pods: pods.clone(),
+        metrics: metrics.clone(),
+        synced: AtomicBool::new(false),
+    });
+    let queue = WorkQueue::new(BACKOFF);
+    let pod_watch = {
+        let queue = queue.clone();
+        watch_store(Api::<Pod>::all(client.clone()), watcher::Config::default(), pod_writer, move |change| {
+            if let Change::Applied { new, .. } = change
+                && needs_condition(new)
+            {
+                queue.add(pod_key(new));
+            }
+        })
+    };
+    let sync_watch = {
+        let (ctx, queue) = (ctx.clone(), queue.clone());
+        async move {
+            let _ = crate::runtime::store_sync::until_synced(&ctx.pods).await;
+            ctx.synced.store(true, Ordering::SeqCst);
+            tracing::info!("podreadiness controller caches synced");
+            for pod in ctx.pods.state().iter().filter(|pod| needs_condition(pod)) {
+                queue.add(pod_key(pod));
+            }
+            on_synced();
+            std::future::pending::<()>().await;
+        }
+    };
+    let depth = {
+        let (queue, metrics) = (queue.clone(), metrics.clone());
+        async move {
+            loop {
+                metrics.set_queue_depth(CONTROLLER_NAME, i64::try_from(queue.len()).unwrap_or(i64::MAX));
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+    };
+    let workers = {
+        let ctx = ctx.clone();
+        queue.run(WORKERS, move |key| {
+            let ctx = ctx.clone();
+            async move { reconcile_and_record(&ctx, &key).await }
+        })
+    };
+    tokio::join!(pod_watch, sync_watch, depth, workers);
+}
+
+async fn reconcile_and_record(ctx: &Context, key: &str) -> Result<Option<Duration>, ControllerError> {
+    if !ctx.synced.load(Ordering::SeqCst) {
+        return Ok(Some(Duration::from_millis(200)));
+    }
+    let started = Instant::now();
+    let result = reconcile(ctx, key).await;
+    let seconds = started.elapsed().as_secs_f64();
+    match &result {
+        Ok(_) => ctx.metrics.reconciled(CONTROLLER_NAME, "success", seconds),
+        Err(error) => {
+            ctx.metrics.reconciled(CONTROLLER_NAME, "error", seconds);
+            tracing::warn!(pod = %key, %error, "reconcile failed");
+        }
+    }
+    result
+}
+
+async fn reconcile(ctx: &Context, key: &str) -> Result<Option<Duration>, ControllerError> {
+    let (namespace, name) = key.split_once('/').unwrap_or(("", key));
+    let Some(pod) = ctx.pods.get(&ObjectRef::new(name).within(namespace)) else { return Ok(None) };
+    if !needs_condition(&pod) {
+        return Ok(None);
+    }
+    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), namespace);
+    // Strategic merge: conditions merge by type, so the kubelet's own ones stay.
+    let now = k8s_openapi::jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let patch = json!({"status": {"conditions": [
+        {"type": KRUISE_POD_READY, "status": "True", "lastTransitionTime": now}
+    ]}});
+    match api.patch_status(name, &PatchParams::default(), &Patch::Strategic(&patch)).await {
+        Ok(_) => Ok(None),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
+        Err(error) => Err(error.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(gates: &[&str], conditions: &[&str], deleting: bool) -> Pod {
+        let gates: Vec<_> = gates.iter().map(|gate| json!({"conditionType": gate})).collect();
+        let conditions: Vec<_> = conditions.iter().map(|c| json!({"type": c, "status": "False"})).collect();
+        let mut pod = json!({
+            "metadata": {"name": "p", "namespace": "ns"},
+            "spec": {"containers": [{"name": "c"}], "readinessGates": gates},
+            "status": {"conditions": conditions},
+        });
+        if deleting {
+            pod["metadata"]["deletionTimestamp"] = json!("2026-12-03T10:00:00Z");
+        }
+        serde_json::from_value(pod).unwrap()
+    }
+
+    #[test]
+    fn only_gated_pods_without_the_condition_get_it() {
+        let cases = [
+            ("gate, no condition", pod(&[KRUISE_POD_READY], &["Ready"], false), true),
+            ("no gate", pod(&[], &["Ready"], false), false),
+            ("another gate only", pod(&["example.com/ready"], &[], false), false),
+            (
+                "condition already there (even False)",
+                pod(&[KRUISE_POD_READY], &[KRUISE_POD_READY], false),
+                false,
+            ),
+            ("being deleted", pod(&[KRUISE_POD_READY], &[], true), false),
+        ];
+        for (name, pod, expected) in cases {
+            assert_eq!(needs_condition(&pod), expected, "{name}");
+        }
+    }
+}
