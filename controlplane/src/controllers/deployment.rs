@@ -63,6 +63,10 @@ pub enum Strategy {
     Recreate,
 }
 
+/// The `spec.replicas` targets of a rollout step: the new ReplicaSet's, then each old one's by
+/// name.
+pub type ScalePlan = (i64, Vec<(String, i64)>);
+
 /// The `spec.replicas` each ReplicaSet should have next (pure): the new one's, then each old
 /// one's by name, for `desired` replicas. Old ReplicaSets are listed oldest first and are
 /// scaled down in that order.
@@ -326,7 +330,7 @@ mod tests {
     #[test]
     fn rolling_update_keeps_within_surge_and_unavailability() {
         let rolling = Strategy::RollingUpdate { max_surge: 1, max_unavailable: 1 };
-        let cases: Vec<(&str, i64, ReplicaSetCounts, Vec<ReplicaSetCounts>, (i64, Vec<(String, i64)>))> = vec![
+        let cases: Vec<(&str, i64, ReplicaSetCounts, Vec<ReplicaSetCounts>, ScalePlan)> = vec![
             ("first rollout: all at once", 4, rs("new", 0, 0), vec![], (4, vec![])),
             ("scale up without old pods", 6, rs("new", 4, 4), vec![], (6, vec![])),
             ("scale down without old pods", 2, rs("new", 4, 4), vec![], (2, vec![])),
