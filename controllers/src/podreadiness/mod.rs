@@ -7,22 +7,14 @@
 //! become Ready. Afterwards the condition belongs to whoever changes it (PodUnavailableBudget,
 //! in-place updates).
 
-use std::{
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube::{
     Api, Client, ResourceExt,
     api::{Patch, PatchParams},
-    runtime::{
-        reflector::{self, ObjectRef, Store},
-        watcher,
-    },
+    runtime::{WatchStreamExt, watcher},
 };
 use serde_json::json;
 
@@ -30,7 +22,6 @@ use crate::{
     ControllerError,
     runtime::{
         Metrics,
-        informer::{Change, watch_store},
         workqueue::{BACKOFF, WorkQueue},
     },
 };
@@ -57,50 +48,39 @@ pub fn needs_condition(pod: &Pod) -> bool {
     pod.metadata.deletion_timestamp.is_none() && gated && !has_condition
 }
 
-struct Context {
-    client: Client,
-    pods: Store<Pod>,
-    metrics: Metrics,
-    synced: AtomicBool,
-}
-
 fn pod_key(pod: &Pod) -> String {
     format!("{}/{}", pod.metadata.namespace.as_deref().unwrap_or_default(), pod.name_any())
 }
 
-/// Runs the controller until the future is dropped; `on_synced` is called once the pod cache
-/// holds its initial list.
+/// Runs the controller until the future is dropped; `on_synced` is called once the watch has
+/// listed every pod. It keeps no pod cache: a pod needing the condition is queued from the watch
+/// event and read again when its turn comes, so the manager's memory does not grow with it.
 pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Send) {
-    let (pods, pod_writer) = reflector::store::<Pod>();
     metrics.init_controller(CONTROLLER_NAME);
-    let ctx = Arc::new(Context {
-        client: client.clone(),
-        pods: pods.clone(),
-        metrics: metrics.clone(),
-        synced: AtomicBool::new(false),
-    });
     let queue = WorkQueue::new(BACKOFF);
     let pod_watch = {
         let queue = queue.clone();
-        watch_store(Api::<Pod>::all(client.clone()), watcher::Config::default(), pod_writer, move |change| {
-            if let Change::Applied { new, .. } = change
-                && needs_condition(new)
-            {
-                queue.add(pod_key(new));
-            }
-        })
-    };
-    let sync_watch = {
-        let (ctx, queue) = (ctx.clone(), queue.clone());
+        let mut on_synced = Some(on_synced);
+        let mut stream =
+            watcher(Api::<Pod>::all(client.clone()), watcher::Config::default()).default_backoff().boxed();
         async move {
-            let _ = crate::runtime::store_sync::until_synced(&ctx.pods).await;
-            ctx.synced.store(true, Ordering::SeqCst);
-            tracing::info!("podreadiness controller caches synced");
-            for pod in ctx.pods.state().iter().filter(|pod| needs_condition(pod)) {
-                queue.add(pod_key(pod));
+            while let Some(event) = stream.next().await {
+                match event {
+                    Ok(watcher::Event::Apply(pod) | watcher::Event::InitApply(pod))
+                        if needs_condition(&pod) =>
+                    {
+                        queue.add(pod_key(&pod));
+                    }
+                    Ok(watcher::Event::InitDone) => {
+                        if let Some(on_synced) = on_synced.take() {
+                            tracing::info!("podreadiness controller watch synced");
+                            on_synced();
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(error) => tracing::debug!(%error, "pod watch error (retrying with back-off)"),
+                }
             }
-            on_synced();
-            std::future::pending::<()>().await;
         }
     };
     let depth = {
@@ -112,40 +92,38 @@ pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Se
             }
         }
     };
-    let workers = {
-        let ctx = ctx.clone();
-        queue.run(WORKERS, move |key| {
-            let ctx = ctx.clone();
-            async move { reconcile_and_record(&ctx, &key).await }
-        })
-    };
-    tokio::join!(pod_watch, sync_watch, depth, workers);
+    let workers = queue.run(WORKERS, move |key| {
+        let (client, metrics) = (client.clone(), metrics.clone());
+        async move { reconcile_and_record(&client, &metrics, &key).await }
+    });
+    tokio::join!(pod_watch, depth, workers);
 }
 
-async fn reconcile_and_record(ctx: &Context, key: &str) -> Result<Option<Duration>, ControllerError> {
-    if !ctx.synced.load(Ordering::SeqCst) {
-        return Ok(Some(Duration::from_millis(200)));
-    }
+async fn reconcile_and_record(
+    client: &Client,
+    metrics: &Metrics,
+    key: &str,
+) -> Result<Option<Duration>, ControllerError> {
     let started = Instant::now();
-    let result = reconcile(ctx, key).await;
+    let result = reconcile(client, key).await;
     let seconds = started.elapsed().as_secs_f64();
     match &result {
-        Ok(_) => ctx.metrics.reconciled(CONTROLLER_NAME, "success", seconds),
+        Ok(_) => metrics.reconciled(CONTROLLER_NAME, "success", seconds),
         Err(error) => {
-            ctx.metrics.reconciled(CONTROLLER_NAME, "error", seconds);
+            metrics.reconciled(CONTROLLER_NAME, "error", seconds);
             tracing::warn!(pod = %key, %error, "reconcile failed");
         }
     }
     result
 }
 
-async fn reconcile(ctx: &Context, key: &str) -> Result<Option<Duration>, ControllerError> {
+async fn reconcile(client: &Client, key: &str) -> Result<Option<Duration>, ControllerError> {
     let (namespace, name) = key.split_once('/').unwrap_or(("", key));
-    let Some(pod) = ctx.pods.get(&ObjectRef::new(name).within(namespace)) else { return Ok(None) };
+    let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let Some(pod) = api.get_opt(name).await? else { return Ok(None) };
     if !needs_condition(&pod) {
         return Ok(None);
     }
-    let api: Api<Pod> = Api::namespaced(ctx.client.clone(), namespace);
     // Strategic merge: conditions merge by type, so the kubelet's own ones stay.
     let now = k8s_openapi::jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
     let patch = json!({"status": {"conditions": [
