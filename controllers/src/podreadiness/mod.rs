@@ -2,9 +2,10 @@
 //! new pods the `KruisePodReady` readiness gate (Kruise-owned pods, or every pod with the
 //! `KruisePodReadinessGate` feature gate on), and a pod with a readiness gate is Ready only once
 //! a condition of that type is `True`. Kruise's workload controllers manage that condition on
-//! their own pods; this controller adds it, `True`, to every other pod that carries the gate and
-//! has no such condition yet, as upstream does, so that a Deployment's or a Job's pods still
-//! become Ready. Afterwards the condition belongs to whoever changes it (PodUnavailableBudget,
+//! their own pods (and hold it `False` while a lifecycle hook asks for it, so this controller
+//! leaves pods a Kruise workload controls alone, where upstream would race them); this
+//! controller adds it, `True`, to every other pod that carries the gate and has no such
+//! condition yet, as upstream does, so that a Deployment's or a Job's pods still become Ready. Afterwards the condition belongs to whoever changes it (PodUnavailableBudget,
 //! in-place updates).
 
 use std::time::{Duration, Instant};
@@ -32,10 +33,21 @@ pub const CONTROLLER_NAME: &str = "podreadiness";
 pub const WORKERS: usize = 3;
 /// The readiness gate and condition type.
 pub const KRUISE_POD_READY: &str = "KruisePodReady";
+/// The API group of the workloads that manage the condition on their own pods.
+const APPS_GROUP: &str = "apps.kruise.io";
 
-/// Whether the pod needs its `KruisePodReady` condition added (pure): not being deleted, with
-/// the readiness gate, and no condition of that type yet.
+/// Whether the pod needs its `KruisePodReady` condition added (pure): not being deleted, not
+/// controlled by a Kruise workload, with the readiness gate, and no condition of that type yet.
 pub fn needs_condition(pod: &Pod) -> bool {
+    let kruise_controlled = pod.metadata.owner_references.as_ref().is_some_and(|owners| {
+        owners.iter().any(|owner| {
+            owner.controller == Some(true)
+                && owner.api_version.split_once('/').map(|(group, _)| group) == Some(APPS_GROUP)
+        })
+    });
+    if kruise_controlled {
+        return false;
+    }
     let spec = pod.spec.as_ref();
     let gated = spec
         .and_then(|spec| spec.readiness_gates.as_ref())
@@ -140,6 +152,16 @@ async fn reconcile(client: &Client, key: &str) -> Result<Option<Duration>, Contr
 mod tests {
     use super::*;
 
+    fn owned_by(mut pod: Pod, api_version: &str) -> Pod {
+        pod.metadata.owner_references = Some(vec![
+            serde_json::from_value(
+                json!({"apiVersion": api_version, "kind": "X", "name": "x", "uid": "u", "controller": true}),
+            )
+            .unwrap(),
+        ]);
+        pod
+    }
+
     fn pod(gates: &[&str], conditions: &[&str], deleting: bool) -> Pod {
         let gates: Vec<_> = gates.iter().map(|gate| json!({"conditionType": gate})).collect();
         let conditions: Vec<_> = conditions.iter().map(|c| json!({"type": c, "status": "False"})).collect();
@@ -166,6 +188,12 @@ mod tests {
                 false,
             ),
             ("being deleted", pod(&[KRUISE_POD_READY], &[], true), false),
+            ("a ReplicaSet's pod", owned_by(pod(&[KRUISE_POD_READY], &[], false), "apps/v1"), true),
+            (
+                "a CloneSet's pod",
+                owned_by(pod(&[KRUISE_POD_READY], &[], false), "apps.kruise.io/v1beta1"),
+                false,
+            ),
         ];
         for (name, pod, expected) in cases {
             assert_eq!(needs_condition(&pod), expected, "{name}");
