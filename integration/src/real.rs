@@ -78,14 +78,26 @@ impl RealControlPlane {
         if !missing.is_empty() {
             return Err(HarnessError::BinariesMissing { dir: bin.to_path_buf(), missing });
         }
-        let mut supervisor = Supervisor::new("kruise-it-real-", "real control plane")?;
-        match Self::boot(bin, &mut supervisor).await {
-            Ok((url, ca_pem, token, kubeconfig, client)) => {
-                Ok(Self { url, ca_pem, token, kubeconfig, client, supervisor })
-            }
-            Err(error) => {
-                supervisor.keep_artifacts();
-                Err(error)
+        let mut attempt = 1;
+        loop {
+            let mut supervisor = Supervisor::new("kruise-it-real-", "real control plane")?;
+            match Self::boot(bin, &mut supervisor).await {
+                Ok((url, ca_pem, token, kubeconfig, client)) => {
+                    return Ok(Self { url, ca_pem, token, kubeconfig, client, supervisor });
+                }
+                // The ports are picked free and released before the components bind them; a
+                // process starting meanwhile (the other tier, another test) can take one.
+                Err(error) if attempt < BOOT_ATTEMPTS && lost_a_port(&error.to_string()) => {
+                    eprintln!(
+                        "real control plane: a port was taken before it was bound ({error}); starting again"
+                    );
+                    drop(supervisor);
+                    attempt += 1;
+                }
+                Err(error) => {
+                    supervisor.keep_artifacts();
+                    return Err(error);
+                }
             }
         }
     }
@@ -304,6 +316,15 @@ fn missing_binaries(dir: &Path) -> Vec<String> {
     REQUIRED_BINARIES.iter().filter(|name| !dir.join(name).is_file()).map(|name| name.to_string()).collect()
 }
 
+/// How many times the control plane is started when a component lost its port to another
+/// process.
+const BOOT_ATTEMPTS: usize = 3;
+
+/// Whether a start-up failure is a component that could not bind its port (pure).
+fn lost_a_port(message: &str) -> bool {
+    message.contains("address already in use")
+}
+
 /// Distinct free loopback ports (bound together, then released).
 fn free_ports<const N: usize>() -> Result<[u16; N], HarnessError> {
     let mut listeners = Vec::with_capacity(N);
@@ -326,4 +347,26 @@ async fn get_text(http: &reqwest::Client, url: &str, token: Option<&str>) -> Res
     let status = response.status();
     let body = response.text().await.map_err(|error| error.to_string())?;
     if status.is_success() { Ok(body) } else { Err(format!("HTTP {status}: {body}")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_lost_port_starts_the_control_plane_again() {
+        let cases = [
+            (
+                "kube-scheduler exited with exit status: 1: failed to listen on 127.0.0.1:33883: listen tcp \
+                 127.0.0.1:33883: bind: address already in use",
+                true,
+            ),
+            ("etcd exited: listen tcp 127.0.0.1:2379: bind: address already in use", true),
+            ("kube-apiserver /readyz did not pass within 60s", false),
+            ("binaries missing", false),
+        ];
+        for (message, expected) in cases {
+            assert_eq!(lost_a_port(message), expected, "{message}");
+        }
+    }
 }
