@@ -4,6 +4,8 @@
 //! or `Recreate`, held while `paused`, and a status summed from its ReplicaSets with the
 //! `Available` and `Progressing` conditions. The ReplicaSet controller makes the pods.
 
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 
 use super::{CONTROLLER_TICK, workload};
@@ -163,14 +165,12 @@ async fn sync(api: &Api, deployment: &Value) -> Result<(), String> {
     let hash = template_hash(&template);
     let rs_def = api.registry.find("apps", "v1", "replicasets").ok_or("replicasets not served")?;
 
-    let mut owned: Vec<Value> = workload::owned_by(api, "apps", "replicasets", &namespace, &uid)
-        .iter()
-        .filter(|rs| !objects::is_deleting(rs))
-        .map(|rs| (**rs).clone())
-        .collect();
+    // The store's shared copies: this runs every tick for every Deployment, nothing is cloned.
+    let mut owned: Vec<Arc<Value>> = workload::owned_by(api, "apps", "replicasets", &namespace, &uid);
+    owned.retain(|rs| !objects::is_deleting(rs));
     owned.sort_by_key(|rs| (revision(rs), objects::meta_str(rs, "creationTimestamp").map(str::to_string)));
     let is_new = |rs: &Value| objects::labels(rs).get(POD_TEMPLATE_HASH) == Some(&hash);
-    let old: Vec<ReplicaSetCounts> = owned.iter().filter(|rs| !is_new(rs)).map(counts).collect();
+    let old: Vec<ReplicaSetCounts> = owned.iter().filter(|rs| !is_new(rs)).map(|rs| counts(rs)).collect();
     let paused = spec.get("paused").and_then(Value::as_bool).unwrap_or(false);
     let strategy = strategy(&spec, desired);
 
@@ -180,11 +180,11 @@ async fn sync(api: &Api, deployment: &Value) -> Result<(), String> {
         None => {
             let empty = ReplicaSetCounts { name: String::new(), spec: 0, available: 0, existing: 0 };
             let (initial, _) = plan(desired, strategy, &empty, &old);
-            let next_revision = owned.iter().map(revision).max().unwrap_or(0) + 1;
+            let next_revision = owned.iter().map(|rs| revision(rs)).max().unwrap_or(0) + 1;
             let replica_set = new_replica_set(deployment, &template, &hash, initial, next_revision);
             let options = workload::write_options(FIELD_MANAGER);
             match api.create(&rs_def, "v1", Some(&namespace), replica_set, &options).await {
-                Ok(written) => Some(written.object),
+                Ok(written) => Some(Arc::new(written.object)),
                 Err(error) if error.code == 409 => None,
                 Err(error) => return Err(error.to_string()),
             }
@@ -213,7 +213,6 @@ async fn sync(api: &Api, deployment: &Value) -> Result<(), String> {
         }
     }
 
-    let all: Vec<ReplicaSetCounts> = owned.iter().map(counts).collect();
     let sum = |field: &str| -> i64 {
         owned
             .iter()
@@ -226,14 +225,15 @@ async fn sync(api: &Api, deployment: &Value) -> Result<(), String> {
         Strategy::RollingUpdate { max_unavailable, .. } => max_unavailable,
         Strategy::Recreate => 0,
     };
-    let existing: i64 = all.iter().map(|rs| rs.existing).sum();
+    let existing = sum("replicas");
     let complete = updated == desired && existing == desired && available == desired;
+    let minimum_available = available >= desired - max_unavailable;
     let conditions = vec![
         condition(
             deployment,
             "Available",
-            available >= desired - max_unavailable,
-            if available >= desired - max_unavailable {
+            minimum_available,
+            if minimum_available {
                 ("MinimumReplicasAvailable", "Deployment has minimum availability.")
             } else {
                 ("MinimumReplicasUnavailable", "Deployment does not have minimum availability.")
