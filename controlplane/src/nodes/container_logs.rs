@@ -140,6 +140,7 @@ mod tests {
             env: BTreeMap::new(),
             logs: Vec::new(),
             restart_pending: false,
+            files: Default::default(),
         }
     }
 

@@ -142,7 +142,8 @@ pub fn process_outcome(container: &Container, env: &BTreeMap<String, String>) ->
     if argv.is_empty() {
         return None;
     }
-    let context = shell::Context { env: env.clone(), stdin: container.stdin.unwrap_or(false) };
+    let context =
+        shell::Context { env: env.clone(), stdin: container.stdin.unwrap_or(false), ..Default::default() };
     Some(shell::run(&argv, shell::Mode::Main, &context))
 }
 

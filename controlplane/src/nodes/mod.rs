@@ -3,10 +3,12 @@
 //! the embedded API server and against a real kube-apiserver, in process or as a separate
 //! process started with a kubeconfig.
 
+pub mod admission;
 pub mod container_logs;
 pub mod conventions;
 pub mod cri;
 pub mod env;
+pub mod files;
 pub mod kubelet;
 pub mod kubelet_server;
 pub mod placement;

@@ -625,7 +625,8 @@ fn spread_selector(pod: &Pod, constraint: &TopologySpreadConstraint) -> Option<L
     Some(selector)
 }
 
-fn host_ports_conflict(pod: &Pod, on_node: &[&Pod]) -> bool {
+/// Whether a host port `pod` asks for (protocol, address, port) is taken by one of `on_node`.
+pub(crate) fn host_ports_conflict(pod: &Pod, on_node: &[&Pod]) -> bool {
     let ports = |pod: &Pod| -> Vec<(String, String, i32)> {
         pod.spec
             .as_ref()

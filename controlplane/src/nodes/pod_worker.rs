@@ -24,8 +24,9 @@ use tokio::{
 };
 
 use super::{
+    admission::Rejection,
     conventions::{self, Behaviour},
-    env,
+    env, files,
     kubelet::{FIELD_MANAGER, Kubelet},
     pod_status::{self, ContainerRecord, RunState, Termination},
     pull_secrets, resize,
@@ -81,6 +82,8 @@ pub(crate) struct PodWorker {
     terminal: bool,
     adopted: bool,
     suspended: bool,
+    /// Set when the kubelet refused the pod at admission: it never runs and reports `Failed`.
+    rejection: Option<Rejection>,
 }
 
 fn backoff(base: Duration, attempt: u32) -> Duration {
@@ -117,8 +120,10 @@ fn probe_period(probe: &k8s_openapi::api::core::v1::Probe) -> Duration {
     Duration::from_secs(probe.period_seconds.unwrap_or(10).max(1) as u64)
 }
 
-fn exec_command(probe: &k8s_openapi::api::core::v1::Probe) -> Option<Vec<String>> {
-    probe.exec.as_ref().and_then(|e| e.command.clone())
+/// Whether the kubelet runs a probe every period and follows its answer: exec and HTTP probes
+/// (an HTTP probe fails once the page is gone); TCP and gRPC probes pass once started.
+fn periodic(probe: &k8s_openapi::api::core::v1::Probe) -> bool {
+    probe.exec.as_ref().is_some_and(|e| e.command.is_some()) || probe.http_get.is_some()
 }
 
 fn resources_differ(
@@ -147,7 +152,12 @@ fn resources_differ(
 }
 
 impl PodWorker {
-    pub(crate) fn new(kubelet: Arc<Kubelet>, pod_rx: watch::Receiver<Option<Arc<Pod>>>) -> Self {
+    /// A worker for one pod; `rejection` when the kubelet refused it at admission.
+    pub(crate) fn new(
+        kubelet: Arc<Kubelet>,
+        pod_rx: watch::Receiver<Option<Arc<Pod>>>,
+        rejection: Option<Rejection>,
+    ) -> Self {
         let events = kubelet.runtime.subscribe();
         Self {
             kubelet,
@@ -159,9 +169,10 @@ impl PodWorker {
             resize_pending: None,
             resize_in_progress: None,
             events,
-            terminal: false,
+            terminal: rejection.is_some(),
             adopted: false,
             suspended: false,
+            rejection,
         }
     }
 
@@ -197,6 +208,9 @@ impl PodWorker {
             }
             if self.suspended {
                 self.resume();
+            }
+            if let Some(rejection) = self.rejection.as_ref().filter(|_| !self.adopted) {
+                self.kubelet.event(&pod, None, true, &rejection.reason, rejection.message.clone());
             }
             if !self.adopted {
                 self.adopt(&pod);
@@ -403,6 +417,10 @@ impl PodWorker {
                         env: literal.clone(),
                         logs: Vec::new(),
                         restart_pending: false,
+                        files: files::ContainerFiles::new(
+                            &image.reference,
+                            files::mounts_of(pod, &container, &self.kubelet.config.name),
+                        ),
                     });
                     let behaviour = conventions::behaviour(&literal);
                     let elapsed = Duration::from_secs_f64(
@@ -422,9 +440,9 @@ impl PodWorker {
                         next_readiness: container
                             .readiness_probe
                             .as_ref()
-                            .and_then(exec_command)
+                            .filter(|p| periodic(p))
                             .map(|_| now),
-                        next_liveness: container.liveness_probe.as_ref().and_then(exec_command).map(|_| now),
+                        next_liveness: container.liveness_probe.as_ref().filter(|p| periodic(p)).map(|_| now),
                         liveness_failures: 0,
                     });
                 } else if let Some(terminated) = state.terminated {
@@ -618,6 +636,9 @@ impl PodWorker {
             annotations,
             environment.clone(),
         );
+        self.kubelet
+            .runtime
+            .set_mounts(&started.id, files::mounts_of(pod, container, &self.kubelet.config.name));
         self.kubelet.event(
             pod,
             path.clone(),
@@ -634,7 +655,8 @@ impl PodWorker {
         }
         // As the kubelet: the postStart hook runs before the container counts as running, and
         // the pod worker waits for it.
-        let hook_failure = match container.lifecycle.as_ref().and_then(|l| l.post_start.as_ref()) {
+        let post_start = container.lifecycle.as_ref().and_then(|l| l.post_start.as_ref());
+        let hook_failure = match post_start {
             Some(hook) => match self.run_post_start(pod, &started.id, container, hook).await {
                 Some(outcome) => outcome.err(),
                 None => return,
@@ -642,6 +664,9 @@ impl PodWorker {
             None => None,
         };
         let now = Instant::now();
+        // Readiness after a hook is seen on the kubelet's next pass over the pod.
+        let hook_report =
+            if post_start.is_some() { self.kubelet.config.timing.post_start_report } else { Duration::ZERO };
         let behaviour = conventions::behaviour(&environment);
         let sidecar = is_sidecar(container);
         let exit = behaviour.exit.or_else(|| conventions::process_exit(container, &environment));
@@ -653,22 +678,22 @@ impl PodWorker {
         let readiness = container.readiness_probe.as_ref();
         let startup_delay = container.startup_probe.as_ref().map(|p| probe_delay(Some(p)));
         let started_at_probe = startup_delay.map(|delay| now + delay);
-        let probe_start = now + startup_delay.unwrap_or_default();
+        let probe_start = now + hook_report + startup_delay.unwrap_or_default();
         let ready_at = match readiness {
             _ if init && !sidecar => None,
-            Some(probe) if exec_command(probe).is_none() => {
+            Some(probe) if !periodic(probe) => {
                 Some(probe_start + probe_delay(Some(probe)).max(self.kubelet.config.timing.readiness))
             }
             Some(_) => None,
             None => Some(probe_start),
         };
         let next_readiness = readiness
-            .filter(|p| exec_command(p).is_some())
+            .filter(|p| periodic(p))
             .map(|p| probe_start + probe_delay(Some(p)).max(self.kubelet.config.timing.readiness));
         let next_liveness = container
             .liveness_probe
             .as_ref()
-            .filter(|p| exec_command(p).is_some())
+            .filter(|p| periodic(p))
             .map(|p| probe_start + probe_delay(Some(p)) + probe_period(p));
         let slot = &mut self.slots[index];
         slot.record.state = RunState::Running { started_at };
@@ -917,17 +942,13 @@ impl PodWorker {
             }
             if let Some(at) = live.next_readiness.filter(|at| *at <= now && slot.record.started) {
                 let probe = live.spec.readiness_probe.clone().unwrap_or_default();
-                let passed = exec_command(&probe)
-                    .and_then(|command| self.kubelet.runtime.exec(&live.runtime_id, &command))
-                    .is_some_and(|result| result.exit_code == 0);
+                let passed = self.kubelet.runtime.probe(&live.runtime_id, &probe);
                 slot.record.ready = passed && live.behaviour.can_be_ready;
                 live.next_readiness = Some(at.max(now - Duration::from_millis(1)) + probe_period(&probe));
             }
             if let Some(at) = live.next_liveness.filter(|at| *at <= now) {
                 let probe = live.spec.liveness_probe.clone().unwrap_or_default();
-                let passed = exec_command(&probe)
-                    .and_then(|command| self.kubelet.runtime.exec(&live.runtime_id, &command))
-                    .is_some_and(|result| result.exit_code == 0);
+                let passed = self.kubelet.runtime.probe(&live.runtime_id, &probe);
                 live.liveness_failures = if passed { 0 } else { live.liveness_failures + 1 };
                 live.next_liveness = Some(at.max(now - Duration::from_millis(1)) + probe_period(&probe));
                 if live.liveness_failures >= probe.failure_threshold.unwrap_or(3).max(1) {
@@ -1354,6 +1375,9 @@ impl PodWorker {
         {
             phase = api_phase;
         }
+        if self.rejection.is_some() {
+            phase = "Failed";
+        }
         let existing = pod.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
         let mut ours = pod_status::conditions(
             &spec,
@@ -1405,6 +1429,10 @@ impl PodWorker {
         };
         let to = |value: Result<Value, serde_json::Error>| value.unwrap_or(Value::Null);
         set(&mut status, "phase", Value::String(phase.into()));
+        if let Some(rejection) = &self.rejection {
+            set(&mut status, "reason", Value::String(rejection.reason.clone()));
+            set(&mut status, "message", Value::String(rejection.message.clone()));
+        }
         // The deprecated `status.resize` (set by kubelets before 1.33, still read by clients
         // written for them, upstream Kruise's e2e suite among them): the pending reason.
         let legacy_resize = self.resize_pending.as_ref().and_then(|c| c.reason.clone());

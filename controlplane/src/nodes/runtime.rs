@@ -9,11 +9,16 @@ use std::{
     time::Duration,
 };
 
+use k8s_openapi::api::core::v1::Probe;
 use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
 use tokio::sync::{broadcast, watch};
 
-use super::{conventions::ENV_EXEC_EXIT, shell};
+use super::{
+    conventions::ENV_EXEC_EXIT,
+    files::{self, ContainerFiles, Mount},
+    shell,
+};
 
 /// Registry host whose images always fail to pull (test convention).
 pub const FAILING_REGISTRY: &str = "invalid.example";
@@ -94,6 +99,8 @@ pub struct Container {
     /// Exited, and the kubelet will start a new incarnation (its restart policy says so): then
     /// this one is the "previous" container whose logs `--previous` shows.
     pub restart_pending: bool,
+    /// What the container's commands see on disk (the image's files and its mounts).
+    pub files: ContainerFiles,
 }
 
 /// One line a container wrote.
@@ -395,6 +402,35 @@ impl NodeRuntime {
             state.sandboxes.remove(id);
         }
         state.containers.retain(|_, c| !sandboxes.contains(&c.sandbox_id));
+        drop(state);
+        files::forget_pod(pod_uid);
+    }
+
+    /// Gives a container its volume mounts (the kubelet knows them from the pod spec).
+    pub fn set_mounts(&self, id: &str, mounts: Vec<Mount>) {
+        if let Some(container) = self.state.lock().containers.get_mut(id) {
+            let image = container.image.clone();
+            container.files = ContainerFiles::new(&image, mounts);
+        }
+    }
+
+    /// Whether a probe of a running container passes now: an exec probe by what its command
+    /// ends with, an HTTP probe by whether the image's web server has the page (images that
+    /// are not known web servers answer), TCP and gRPC probes always.
+    pub fn probe(&self, id: &str, probe: &Probe) -> bool {
+        if let Some(command) = probe.exec.as_ref().and_then(|e| e.command.clone()) {
+            return self.exec(id, &command).is_some_and(|result| result.exit_code == 0);
+        }
+        if let Some(http) = &probe.http_get {
+            let mut state = self.state.lock();
+            let Some(container) = state.containers.get_mut(id) else { return false };
+            if container.state != ContainerState::Running {
+                return false;
+            }
+            let image = container.image.clone();
+            return container.files.serves(&image, http.path.as_deref().unwrap_or("/"));
+        }
+        true
     }
 
     /// Every sandbox.
@@ -446,6 +482,7 @@ impl NodeRuntime {
                 ),
             }],
             restart_pending: false,
+            files: ContainerFiles::new(&image.reference, Vec::new()),
         };
         let mut state = self.state.lock();
         // One exited incarnation is kept per name (the kubelet's garbage collection keeps one
@@ -608,8 +645,9 @@ impl NodeRuntime {
         command: &[String],
         stdin: bool,
     ) -> Option<(Option<Duration>, ExecResult)> {
-        let state = self.state.lock();
-        let container = state.containers.get(id)?;
+        let mut guard = self.state.lock();
+        let state = &mut *guard;
+        let container = state.containers.get_mut(id)?;
         if container.state != ContainerState::Running {
             let result = ExecResult {
                 exit_code: 126,
@@ -618,8 +656,10 @@ impl NodeRuntime {
             };
             return Some((Some(Duration::ZERO), result));
         }
-        let context = shell::Context { env: container.env.clone(), stdin };
-        let outcome = shell::run(command, shell::Mode::Exec, &context);
+        let hostname =
+            state.sandboxes.get(&container.sandbox_id).map(|s| s.pod_name.clone()).unwrap_or_default();
+        let context = shell::Context { env: container.env.clone(), stdin, hostname };
+        let outcome = shell::run_with_files(command, shell::Mode::Exec, &context, &mut container.files);
         let joined = command.join(" ");
         if let Some(result) = state.exec_scripts.get(&(container.name.clone(), joined)) {
             return Some((outcome.runs_for, result.clone()));

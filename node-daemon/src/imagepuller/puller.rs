@@ -27,7 +27,7 @@ use kruise_crds::{
     validation::ImageReference,
 };
 use parking_lot::Mutex;
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::core::{PullSettings, plan_tags, pull_reference, retry_delay, worker_must_stop};
@@ -64,7 +64,6 @@ struct Shared {
     cri: CriClient,
     slots: Option<Arc<Semaphore>>,
     metrics: DaemonMetrics,
-    changed: Notify,
     events: Option<EventPublisher>,
     next_id: AtomicU64,
 }
@@ -104,17 +103,11 @@ impl Puller {
                 cri,
                 slots: max_workers.map(|n| Arc::new(Semaphore::new(n.max(1)))),
                 metrics,
-                changed: Notify::new(),
                 events,
                 next_id: AtomicU64::new(1),
             }),
             secrets: Arc::new(secrets),
         }
-    }
-
-    /// Completes when a worker reported a new status.
-    pub async fn changed(&self) {
-        self.shared.changed.notified().await;
     }
 
     /// Brings the workers in line with `node_image`: stops workers of images and tags no
@@ -165,6 +158,17 @@ impl Puller {
                         continue;
                     }
                     let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+                    // A new worker's tag reads Waiting from the start (as upstream's
+                    // `newPullWorker`), so the status written by this sync already lists it.
+                    state.statuses.insert(
+                        tag.clone(),
+                        ImageTagStatus {
+                            tag: tag.clone(),
+                            phase: ImagePullPhase::Waiting,
+                            version: tag_spec.version,
+                            ..Default::default()
+                        },
+                    );
                     let stop = CancellationToken::new();
                     state.workers.insert(
                         tag.clone(),
@@ -232,7 +236,8 @@ fn now() -> Time {
 struct Stopped;
 
 impl PullTask {
-    /// Records `status` if this worker is still the tag's worker, and wakes the status writer.
+    /// Records `status` if this worker is still the tag's worker; the status writer reads it
+    /// on its next pass.
     fn report(&self, status: ImageTagStatus) -> bool {
         let mut images = self.shared.images.lock();
         let Some(state) = images.get_mut(&self.image) else { return false };
@@ -240,8 +245,6 @@ impl PullTask {
             return false;
         }
         state.statuses.insert(self.tag.tag.clone(), status);
-        drop(images);
-        self.shared.changed.notify_one();
         true
     }
 
