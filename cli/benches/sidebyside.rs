@@ -275,8 +275,15 @@ async fn run_subject(subject: Subject, pods_n: usize, nodes: u32, timeout: Durat
             .collect();
 
         let before = cluster.counts.snapshot();
-        let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "registry.local/side:v2"}]}}}});
-        sets.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await.unwrap();
+        // A JSON patch of the image alone, as `kubectl set image` changes it. A merge patch of
+        // `containers` would replace the whole list: the defaulted fields of the container
+        // (`terminationMessagePath`, ...) go missing, which neither manager re-defaults on
+        // update, so the template differs in more than the image and every pod is recreated.
+        let patch: json_patch::Patch = serde_json::from_value(json!([
+            {"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "registry.local/side:v2"}
+        ]))
+        .unwrap();
+        sets.patch(&name, &PatchParams::default(), &Patch::Json::<()>(patch)).await.unwrap();
         let seconds =
             wait_settled(&sets, &name, pods_n, &format!("[{}] {rollout_phase}", subject.label()), timeout)
                 .await;

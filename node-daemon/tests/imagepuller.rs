@@ -311,3 +311,64 @@ async fn readyz_follows_the_runtime_socket() {
     cri.stop().await;
     server.shutdown().await;
 }
+
+/// Upstream's daemon reports a pull on its next pass over the NodeImage (every 3-5 s while
+/// pulls run), not the moment it ends: even an image already on the node shows Waiting or
+/// Pulling first. Clients see that window (upstream's e2e checks a job's copied pull secret in
+/// it), so every phase the status goes through is recorded here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_present_image_is_reported_waiting_before_succeeded() {
+    use futures::StreamExt;
+    use kube::runtime::{WatchStreamExt, watcher};
+
+    let (server, client) = cluster().await;
+    let dir = tempfile::tempdir().unwrap();
+    let socket = socket_path(&dir);
+    let runtime = NodeRuntime::new(
+        "node-b",
+        PullTiming { first_pull: Duration::from_millis(10), cached_pull: Duration::from_millis(5) },
+    );
+    runtime.pull("nginx:1.25", None, false).await.unwrap();
+    let cri = Cri::serve(runtime.clone(), &socket);
+    let node_image: NodeImage = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1beta1",
+        "kind": "NodeImage",
+        "metadata": {"name": "node-b"},
+        "spec": {"images": {}}
+    }))
+    .unwrap();
+    let api: Api<NodeImage> = Api::all(client.clone());
+    api.create(&PostParams::default(), &node_image).await.unwrap();
+    let daemon = Daemon::start(client.clone(), "node-b", &socket, Some(2)).await;
+    daemon.wait_readyz(200).await;
+
+    let mut phases: Vec<ImagePullPhase> = Vec::new();
+    let mut stream = watcher(api.clone(), watcher::Config::default().fields("metadata.name=node-b"))
+        .applied_objects()
+        .boxed();
+    let patch = json!({"spec": {"images": {"nginx": {"tags": [
+        {"tag": "1.25", "createdAt": "2025-01-01T00:00:00Z", "imagePullPolicy": "IfNotPresent",
+         "pullPolicy": {"timeoutSeconds": 10, "backoffLimit": 3}}
+    ]}}}});
+    api.patch("node-b", &PatchParams::default(), &Patch::Merge(&patch)).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while phases.last() != Some(&ImagePullPhase::Succeeded) {
+        let next = tokio::time::timeout_at(deadline, stream.next()).await;
+        let object = next.expect("the pull was never reported Succeeded").unwrap().unwrap();
+        let status = object.status.unwrap_or_default();
+        if let Some(tag) = tag_status(&status, "nginx", "1.25")
+            && phases.last() != Some(&tag.phase)
+        {
+            phases.push(tag.phase.clone());
+        }
+    }
+    assert!(phases.len() >= 2, "reported {phases:?}");
+    assert!(
+        matches!(phases[0], ImagePullPhase::Waiting | ImagePullPhase::Pulling),
+        "first reported {phases:?}"
+    );
+
+    daemon.stop().await;
+    cri.stop().await;
+    server.shutdown().await;
+}

@@ -135,10 +135,27 @@ pub fn process_exit(container: &Container, env: &BTreeMap<String, String>) -> Op
     outcome.runs_for.map(|after| (after, outcome.exit_code))
 }
 
+/// The default command of images whose default is a shell (`busybox`, `alpine`: `sh`), which
+/// a container without a command runs; empty for the other images, whose default is taken for
+/// a server that runs until stopped.
+pub fn image_default_argv(image: &str) -> Vec<String> {
+    let without_digest = image.split('@').next().unwrap_or(image);
+    let last = without_digest.rsplit('/').next().unwrap_or(without_digest);
+    match last.split(':').next().unwrap_or(last) {
+        "busybox" | "alpine" => vec!["sh".to_string()],
+        _ => Vec::new(),
+    }
+}
+
 /// What a container's own process does by the simulated shell (how long it runs, its exit
-/// code, what it prints); `None` when it runs the image's default command.
+/// code, what it prints); `None` when it runs an image's own server. A container without a
+/// command runs its image's default: busybox's `sh` without standard input exits at once
+/// (and restarts, per the restart policy, as on a real node).
 pub fn process_outcome(container: &Container, env: &BTreeMap<String, String>) -> Option<shell::Outcome> {
-    let argv = process_argv(container);
+    let mut argv = process_argv(container);
+    if argv.is_empty() {
+        argv = image_default_argv(container.image.as_deref().unwrap_or_default());
+    }
     if argv.is_empty() {
         return None;
     }
@@ -197,6 +214,30 @@ mod tests {
         assert_eq!(behaviour(&env(&[(ENV_PULL_SECONDS, "4")])).pull_time, Some(Duration::from_secs(4)));
         assert_eq!(behaviour(&env(&[(ENV_TERM_SECONDS, "10")])).term_time, Duration::from_secs(10));
         assert_eq!(behaviour(&env(&[(ENV_EXIT_CODE, "1")])).exit, None, "a code alone does not exit");
+    }
+
+    #[test]
+    fn shell_images_run_their_shell_by_default() {
+        let with = |image: &str, command: &[&str]| Container {
+            name: "c".into(),
+            image: Some(image.into()),
+            command: (!command.is_empty()).then(|| command.iter().map(|s| s.to_string()).collect()),
+            ..Default::default()
+        };
+        let env = BTreeMap::new();
+        let cases = [
+            ("busybox:1.36", &[][..], Some((Duration::ZERO, 0))),
+            ("registry.k8s.io/e2e-test-images/busybox:1.36.1-1", &[][..], Some((Duration::ZERO, 0))),
+            ("alpine", &[][..], Some((Duration::ZERO, 0))),
+            ("busybox:1.36", &["sleep", "3600"][..], Some((Duration::from_secs(3600), 0))),
+            ("nginx:1.25", &[][..], None),
+            ("redis:7", &[][..], None),
+        ];
+        for (image, command, expected) in cases {
+            assert_eq!(process_exit(&with(image, command), &env), expected, "{image} {command:?}");
+        }
+        let interactive = Container { stdin: Some(true), ..with("busybox", &[]) };
+        assert_eq!(process_exit(&interactive, &env), None, "sh with stdin open waits for it");
     }
 
     #[test]

@@ -60,6 +60,7 @@ spec:
       containers:
       - name: main
         image: busybox:1.36
+        command: [sleep, "3600"]
   updateStrategy:
     type: RollingUpdate
     rollingUpdate:

@@ -117,7 +117,7 @@ pub async fn kubectl_drives_the_api_server(scene: Scene) -> Result<(), Skip> {
     // Client-side apply of a namespace, a configmap and a pod; server-side apply of another configmap.
     let out = kubectl.run_stdin(
         &["apply", "-f", "-"],
-        "apiVersion: v1\nkind: Namespace\nmetadata: {name: demo}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: demo}\ndata: {a: \"1\"}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: demo, labels: {app: web}}\nspec:\n  containers:\n  - {name: main, image: nginx:1.25, env: [{name: A, value: \"1\"}]}\n  - {name: side, image: busybox:1}\n",
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: demo}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: demo}\ndata: {a: \"1\"}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: demo, labels: {app: web}}\nspec:\n  containers:\n  - {name: main, image: nginx:1.25, env: [{name: A, value: \"1\"}]}\n  - {name: side, image: busybox:1, command: [sleep, \"3600\"]}\n",
     );
     assert!(out.contains("namespace/demo created") && out.contains("pod/web created"), "{out}");
     scene.observe("apply/first", &out);

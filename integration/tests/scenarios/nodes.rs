@@ -157,7 +157,7 @@ pub async fn pods_run_on_simulated_nodes(scene: Scene, hosting: Hosting) -> Resu
         ]}
     }))
     .await;
-    pods.create(simple_pod("victim", "busybox:1.36")).await;
+    pods.create(simple_pod("victim", "redis:7")).await;
     pods.create(json!({
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gated"},
         "spec": {

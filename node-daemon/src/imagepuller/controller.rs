@@ -183,9 +183,9 @@ impl Loop {
         if node_image.metadata.deletion_timestamp.is_some() {
             return None;
         }
-        self.puller.sync(&node_image).await;
+        let statuses = self.puller.sync(&node_image).await;
         self.synced_spec = Some(node_image.spec.clone());
-        let status = node_status(&node_image.spec, &self.puller.statuses());
+        let status = node_status(&node_image.spec, &statuses);
         let busy = in_progress(&node_image.spec, &status);
         let (limited, retry_soon) = self.write_status(&node_image, status).await;
         if retry_soon {

@@ -112,9 +112,10 @@ impl Puller {
 
     /// Brings the workers in line with `node_image`: stops workers of images and tags no
     /// longer wanted or at an older version, takes over the statuses of tags already finished
-    /// at their version, and starts a worker for every other tag. Returns how many workers it
-    /// started.
-    pub async fn sync(&self, node_image: &NodeImage) -> usize {
+    /// at their version, and starts a worker for every other tag. Returns the tag statuses as of
+    /// this sync, new tags Waiting, taken before any new worker runs: a pull that ends at once
+    /// (the image is already there) is reported on the next pass, as upstream's daemon does.
+    pub async fn sync(&self, node_image: &NodeImage) -> BTreeMap<String, Vec<ImageTagStatus>> {
         let spec = &node_image.spec;
         let api_status = node_image.status.clone().unwrap_or_default();
         let reference = object_reference(node_image);
@@ -126,6 +127,7 @@ impl Puller {
             }
         }
         let mut start = Vec::new();
+        let snapshot;
         {
             let mut images = self.shared.images.lock();
             images.retain(|name, state| {
@@ -186,23 +188,13 @@ impl Puller {
                     });
                 }
             }
+            snapshot = snapshot_of(&images);
         }
-        let started = start.len();
         for task in start {
             tracing::info!(image = %task.image, tag = %task.tag.tag, version = task.tag.version, "starting a pull worker");
             tokio::spawn(task.run());
         }
-        started
-    }
-
-    /// The tag statuses known now, per image.
-    pub fn statuses(&self) -> BTreeMap<String, Vec<ImageTagStatus>> {
-        self.shared
-            .images
-            .lock()
-            .iter()
-            .map(|(name, state)| (name.clone(), state.statuses.values().cloned().collect()))
-            .collect()
+        snapshot
     }
 
     /// Stops every worker and forgets every status (the NodeImage is gone or the daemon stops).
@@ -215,6 +207,11 @@ impl Puller {
         }
         images.clear();
     }
+}
+
+/// The tag statuses of every image, per image.
+fn snapshot_of(images: &BTreeMap<String, ImageState>) -> BTreeMap<String, Vec<ImageTagStatus>> {
+    images.iter().map(|(name, state)| (name.clone(), state.statuses.values().cloned().collect())).collect()
 }
 
 fn object_reference(node_image: &NodeImage) -> Option<ObjectReference> {
