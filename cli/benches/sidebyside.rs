@@ -276,9 +276,9 @@ async fn run_subject(subject: Subject, pods_n: usize, nodes: u32, timeout: Durat
 
         let before = cluster.counts.snapshot();
         // A JSON patch of the image alone, as `kubectl set image` changes it. A merge patch of
-        // `containers` would replace the whole list: the defaulted fields of the container
-        // (`terminationMessagePath`, ...) go missing, which neither manager re-defaults on
-        // update, so the template differs in more than the image and every pod is recreated.
+        // `containers` replaces the whole list and drops `imagePullPolicy: IfNotPresent`, which
+        // Kruise's template defaulting then sets to `Always`: a change in more than the image,
+        // so every pod would be recreated instead of updated in place.
         let patch: json_patch::Patch = serde_json::from_value(json!([
             {"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "registry.local/side:v2"}
         ]))
