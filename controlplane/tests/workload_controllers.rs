@@ -157,3 +157,77 @@ async fn a_claim_of_the_simulated_class_is_bound_and_its_volume_goes_with_it() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn claims_grow_only_on_a_class_that_allows_it_and_unnamed_ones_get_the_default_class() {
+    let server = ApiServer::start(ApiServerConfig::default()).await.expect("server starts");
+    let client = Client::try_from(Config::new(server.url.parse().unwrap())).unwrap();
+    let classes: Api<StorageClass> = Api::all(client.clone());
+    for (name, allow, default) in [("grows", true, true), ("fixed", false, false)] {
+        let mut class = json!({"metadata": {"name": name}, "provisioner": SIMULATED_PROVISIONER,
+                               "allowVolumeExpansion": allow});
+        if default {
+            class["metadata"]["annotations"] = json!({"storageclass.kubernetes.io/is-default-class": "true"});
+        }
+        classes.create(&PostParams::default(), &serde_json::from_value(class).unwrap()).await.unwrap();
+    }
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), "default");
+    let volumes: Api<PersistentVolume> = Api::all(client.clone());
+    for (name, class) in [("unnamed", None), ("fixed", Some("fixed"))] {
+        let mut claim = json!({
+            "metadata": {"name": name},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+        });
+        if let Some(class) = class {
+            claim["spec"]["storageClassName"] = json!(class);
+        }
+        claims.create(&PostParams::default(), &serde_json::from_value(claim).unwrap()).await.unwrap();
+    }
+    let unnamed = claims.get("unnamed").await.unwrap();
+    assert_eq!(
+        unnamed.spec.as_ref().unwrap().storage_class_name.as_deref(),
+        Some("grows"),
+        "the default class"
+    );
+    let capacity = |claim: &PersistentVolumeClaim| {
+        claim.status.as_ref().and_then(|s| s.capacity.as_ref()).map(|c| c["storage"].0.clone())
+    };
+    for name in ["unnamed", "fixed"] {
+        eventually("both claims bound", || async {
+            capacity(&claims.get(name).await.unwrap()).as_deref() == Some("1Gi")
+        })
+        .await;
+    }
+    let grow = Patch::Merge(json!({"spec": {"resources": {"requests": {"storage": "2Gi"}}}}));
+    claims.patch("unnamed", &PatchParams::default(), &grow).await.unwrap();
+    eventually("the claim grown", || async {
+        capacity(&claims.get("unnamed").await.unwrap()).as_deref() == Some("2Gi")
+    })
+    .await;
+    let claim = claims.get("unnamed").await.unwrap();
+    let volume = volumes.get(claim.spec.as_ref().unwrap().volume_name.as_deref().unwrap()).await.unwrap();
+    assert_eq!(volume.spec.unwrap().capacity.unwrap()["storage"].0, "2Gi", "the volume grew with it");
+
+    // kube-apiserver's PersistentVolumeClaimResize admission: the class does not allow it.
+    let refused = claims.patch("fixed", &PatchParams::default(), &grow).await.unwrap_err();
+    let kube::Error::Api(status) = refused else { panic!("an API error: {refused:?}") };
+    assert_eq!(status.code, 403);
+    assert!(
+        status.message.contains("only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize"),
+        "{}",
+        status.message
+    );
+    // Shrinking below the capacity is refused by validation.
+    let shrink = Patch::Merge(json!({"spec": {"resources": {"requests": {"storage": "1Gi"}}}}));
+    let refused = claims.patch("unnamed", &PatchParams::default(), &shrink).await.unwrap_err();
+    let kube::Error::Api(status) = refused else { panic!("an API error: {refused:?}") };
+    assert_eq!(status.code, 422);
+    assert!(
+        status.message.contains(
+            "spec.resources.requests.storage: Forbidden: field can not be less than status.capacity"
+        ),
+        "{}",
+        status.message
+    );
+    assert_eq!(capacity(&claims.get("fixed").await.unwrap()).as_deref(), Some("1Gi"), "nothing changed");
+}

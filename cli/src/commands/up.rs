@@ -293,8 +293,9 @@ pub(crate) async fn install_crds(client: &Client) -> anyhow::Result<Vec<String>>
     Ok(names)
 }
 
-/// The StorageClass `kruise up` provides, as kind provides its own: claims that name it are
-/// provisioned and bound by the simulated nodes' provisioner.
+/// The StorageClass `kruise up` provides, as kind provides its own (and, as there, the default
+/// class): claims that name it, or no class, are provisioned and bound by the simulated nodes'
+/// provisioner.
 pub(crate) const STORAGE_CLASS: &str = "standard";
 
 /// Creates the `standard` StorageClass of the simulated provisioner unless a class of that name
@@ -305,7 +306,11 @@ async fn ensure_storage_class(client: &Client) -> anyhow::Result<()> {
         return Ok(());
     }
     let class: StorageClass = serde_json::from_value(json!({
-        "metadata": {"name": STORAGE_CLASS},
+        "metadata": {
+            "name": STORAGE_CLASS,
+            // The cluster's default, as kind's: claims that name no class get it.
+            "annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
+        },
         "provisioner": kruise_controlplane::controllers::volume_binder::SIMULATED_PROVISIONER,
         "reclaimPolicy": "Delete",
         "volumeBindingMode": "Immediate",

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::{
     admission::{Admission, AdmissionRequest, Operation},
-    builtin,
+    builtin, claim_admission,
     conversion::Converter,
     errors::ApiError,
     objects,
@@ -241,6 +241,14 @@ impl Api {
             if let Err(error) = pod_admission::admit_priority_from(&self.store, &mut object) {
                 return Err(forbidden(&object, error.to_string()));
             }
+        }
+        if def.group.is_empty() && def.kind == "PersistentVolumeClaim" {
+            let classes = CollectionKey {
+                group: "storage.k8s.io".into(),
+                resource: "storageclasses".into(),
+                namespace: None,
+            };
+            claim_admission::set_default_class(&mut object, &self.store.list(&classes).0);
         }
         // A server-side apply create arrives with the applier's managed fields already recorded.
         if object.pointer("/metadata/managedFields").is_none() {
@@ -564,6 +572,9 @@ impl Api {
                 objects::set_meta(&mut object, "generation", Some(json!(objects::generation(&current) + 1)));
             }
             self.validate(def, version, &object, Some(&current), subresource)?;
+            if subresource.is_none() && def.group.is_empty() && def.kind == "PersistentVolumeClaim" {
+                self.admit_claim_resize(def, name, &current, &object)?;
+            }
             warnings.extend(self.admission.validate(&request, Some(&object), Some(&current)).await?.warnings);
             if options.dry_run {
                 return Ok(Written { object, warnings, created: false });
@@ -785,6 +796,30 @@ impl Api {
                     .collect::<Vec<_>>()
                     .join(", ")
             ))),
+        }
+    }
+
+    /// kube-apiserver's `PersistentVolumeClaimResize` plugin: a claim grows only when bound and
+    /// its StorageClass allows expansion (403 otherwise).
+    fn admit_claim_resize(
+        &self,
+        def: &ResourceDef,
+        name: &str,
+        old: &Value,
+        new: &Value,
+    ) -> Result<(), ApiError> {
+        if !claim_admission::grows(old, new) {
+            return Ok(());
+        }
+        let class = self.store.get(&ObjectKey {
+            group: "storage.k8s.io".into(),
+            resource: "storageclasses".into(),
+            namespace: None,
+            name: claim_admission::claim_class(old).into(),
+        });
+        match claim_admission::resize_refusal(old, new, class.as_deref()) {
+            Some(reason) => Err(ApiError::forbidden(&def.group, &def.resource, name, reason)),
+            None => Ok(()),
         }
     }
 

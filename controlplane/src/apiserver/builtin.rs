@@ -569,6 +569,11 @@ pub fn validate(
                 errors.extend(validate_pod_update(old, object));
             }
         }
+        ("", "PersistentVolumeClaim") if subresource != Some("status") => {
+            if let Some(old) = old {
+                errors.extend(super::claim_admission::validate_update(old, object));
+            }
+        }
         ("" | "events.k8s.io", "Event") => {
             errors.extend(super::events::validate(&def.group, object, old));
         }

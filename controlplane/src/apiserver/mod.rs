@@ -4,6 +4,7 @@
 pub mod admission;
 pub mod api;
 pub mod builtin;
+pub mod claim_admission;
 pub mod conversion;
 pub mod counters;
 pub mod discovery;

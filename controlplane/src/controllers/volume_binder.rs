@@ -6,6 +6,7 @@
 //! without that class's provisioner. `kruise up` makes a `standard` class of this provisioner,
 //! as kind makes its own.
 
+use kruise_crds::quantity::Quantity;
 use serde_json::{Value, json};
 
 use super::CONTROLLER_TICK;
@@ -34,6 +35,26 @@ pub fn should_provision(claim: &Value, class: Option<&Value>) -> bool {
     }
     let waits = class.get("volumeBindingMode").and_then(Value::as_str) == Some("WaitForFirstConsumer");
     !waits || claim.pointer(&format!("/metadata/annotations/{}", SELECTED_NODE.replace('/', "~1"))).is_some()
+}
+
+/// The size a bound claim of `class` should grow to (pure), as an external resizer plus the
+/// kubelet's file system expansion would grow it: the claim requests more than its capacity, is
+/// bound to a volume, and its class is served by the simulated provisioner and allows expansion.
+/// (The API server already refused growing a claim whose class does not allow it; a class
+/// changed since is honoured too, as the resizer reads it again.)
+pub fn expansion_target(claim: &Value, class: Option<&Value>) -> Option<String> {
+    let class = class?;
+    let simulated = class.get("provisioner").and_then(Value::as_str) == Some(SIMULATED_PROVISIONER);
+    let expandable = class.get("allowVolumeExpansion").and_then(Value::as_bool) == Some(true);
+    let bound = claim.pointer("/status/phase").and_then(Value::as_str) == Some("Bound")
+        && claim.pointer("/spec/volumeName").and_then(Value::as_str).is_some_and(|name| !name.is_empty());
+    if !simulated || !expandable || !bound || objects::is_deleting(claim) {
+        return None;
+    }
+    let requested = claim.pointer("/spec/resources/requests/storage").and_then(Value::as_str)?;
+    let capacity = claim.pointer("/status/capacity/storage").and_then(Value::as_str).unwrap_or("0");
+    (Quantity::compare(requested, capacity) == Some(std::cmp::Ordering::Greater))
+        .then(|| requested.to_string())
 }
 
 /// The volume made for `claim` of `class`.
@@ -83,8 +104,10 @@ pub(super) async fn run(api: Api) {
                     name: name.into(),
                 })
             });
-            if let Some(class) = class.filter(|class| should_provision(claim, Some(class))) {
-                bind(&api, claim, &class);
+            if let Some(class) = class.as_ref().filter(|class| should_provision(claim, Some(class))) {
+                bind(&api, claim, class);
+            } else if let Some(size) = expansion_target(claim, class.as_deref()) {
+                expand(&api, claim, &size);
             }
         }
         let (all_volumes, _) = api.store.list(&volumes);
@@ -148,6 +171,43 @@ fn bind(api: &Api, claim: &Value, class: &Value) {
             "accessModes": volume["spec"]["accessModes"].clone(),
             "capacity": volume["spec"]["capacity"].clone(),
         });
+        Ok(Mutation::Put(next))
+    });
+}
+
+/// Grows the claim's volume to `size`, then records the claim's new capacity (the resizer's and
+/// the kubelet's work in one step: the simulated disk has no file system to grow).
+fn expand(api: &Api, claim: &Value, size: &str) {
+    let volume_name = claim.pointer("/spec/volumeName").and_then(Value::as_str).unwrap_or_default();
+    let grown = api.store.mutate(&volume_key(volume_name), |current| -> Result<Mutation, ()> {
+        let Some(current) = current else { return Err(()) };
+        if current.pointer("/spec/capacity/storage").and_then(Value::as_str) == Some(size) {
+            return Ok(Mutation::Keep);
+        }
+        let mut next = current.clone();
+        next["spec"]["capacity"]["storage"] = json!(size);
+        Ok(Mutation::Put(next))
+    });
+    if grown.is_err() {
+        return;
+    }
+    let namespace = objects::namespace(claim).unwrap_or_default();
+    let name = objects::name(claim).unwrap_or_default();
+    let uid = objects::uid(claim).unwrap_or_default().to_string();
+    let _ = api.store.mutate(&claim_key(namespace, name), |current| -> Result<Mutation, ()> {
+        let Some(current) = current.filter(|c| objects::uid(c) == Some(uid.as_str())) else {
+            return Ok(Mutation::Keep);
+        };
+        let mut next = current.clone();
+        next["status"]["capacity"]["storage"] = json!(size);
+        next["status"]["allocatedResources"] = json!({"storage": size});
+        if let Some(status) = next["status"].as_object_mut() {
+            status.remove("allocatedResourceStatuses");
+        }
+        if let Some(conditions) = next.pointer_mut("/status/conditions").and_then(Value::as_array_mut) {
+            conditions
+                .retain(|c| !matches!(c["type"].as_str(), Some("Resizing" | "FileSystemResizePending")));
+        }
         Ok(Mutation::Put(next))
     });
 }
@@ -225,6 +285,36 @@ mod tests {
         ];
         for (name, claim, class, expected) in cases {
             assert_eq!(should_provision(&claim, class), expected, "{name}");
+        }
+    }
+
+    #[test]
+    fn bound_claims_grow_only_on_expandable_simulated_classes() {
+        let mut expandable = class(SIMULATED_PROVISIONER, "Immediate");
+        expandable["allowVolumeExpansion"] = json!(true);
+        let fixed = class(SIMULATED_PROVISIONER, "Immediate");
+        let mut foreign = class("hostpath.csi.k8s.io", "Immediate");
+        foreign["allowVolumeExpansion"] = json!(true);
+        let bound = |request: &str, capacity: &str| {
+            claim(json!({"spec": {"volumeName": "pvc-u1", "resources": {"requests": {"storage": request}}},
+                         "status": {"phase": "Bound", "capacity": {"storage": capacity}}}))
+        };
+        let cases = [
+            ("grown request", bound("2Gi", "1Gi"), Some(&expandable), Some("2Gi")),
+            ("grown in other units", bound("2048Mi", "1Gi"), Some(&expandable), Some("2048Mi")),
+            ("already that size", bound("1024Mi", "1Gi"), Some(&expandable), None),
+            ("class does not allow it", bound("2Gi", "1Gi"), Some(&fixed), None),
+            ("another provisioner's class", bound("2Gi", "1Gi"), Some(&foreign), None),
+            ("no class", bound("2Gi", "1Gi"), None, None),
+            (
+                "not bound yet",
+                claim(json!({"spec": {"resources": {"requests": {"storage": "2Gi"}}}})),
+                Some(&expandable),
+                None,
+            ),
+        ];
+        for (name, claim, class, expected) in cases {
+            assert_eq!(expansion_target(&claim, class).as_deref(), expected, "{name}");
         }
     }
 

@@ -24,6 +24,11 @@ impl Default for UpOptions {
     }
 }
 
+/// The StorageClasses upstream's e2e set-up makes (`tools/hack/csi-driver-host-path`): name and
+/// `allowVolumeExpansion`.
+pub const EXPANSION_CLASSES: [(&str, bool); 2] =
+    [("allow-volume-expansion", true), ("disallow-volume-expansion", false)];
+
 /// A running `kruise up`.
 pub struct KruiseUp {
     kubeconfig: PathBuf,
@@ -76,7 +81,39 @@ impl KruiseUp {
         let text = std::fs::read_to_string(&endpoints_file)
             .map_err(HarnessError::io(format!("reading {}", endpoints_file.display())))?;
         let endpoints = serde_json::from_str(&text).unwrap_or_default();
-        Ok(Self { kubeconfig: data.join("kubeconfig"), endpoints, supervisor })
+        let up = Self { kubeconfig: data.join("kubeconfig"), endpoints, supervisor };
+        if let Err(error) = up.install_expansion_classes().await {
+            up.keep_artifacts();
+            return Err(error);
+        }
+        Ok(up)
+    }
+
+    /// What upstream's CI installs before its e2e run (`make install-csi`: a CSI host-path
+    /// driver and two StorageClasses of it, one allowing volume expansion and one not), with the
+    /// simulated nodes' provisioner in the driver's place. The VolumeExpansion specs look for
+    /// these two classes by name.
+    async fn install_expansion_classes(&self) -> Result<(), HarnessError> {
+        use k8s_openapi::api::storage::v1::StorageClass;
+        use kube::api::{Api, PostParams};
+        let client = crate::real::client_from_kubeconfig(&self.kubeconfig).await?;
+        let classes: Api<StorageClass> = Api::all(client);
+        for (name, allow) in EXPANSION_CLASSES {
+            let class = StorageClass {
+                metadata: kube::api::ObjectMeta { name: Some(name.into()), ..Default::default() },
+                provisioner: kruise_controlplane::controllers::volume_binder::SIMULATED_PROVISIONER.into(),
+                reclaim_policy: Some("Delete".into()),
+                volume_binding_mode: Some("Immediate".into()),
+                allow_volume_expansion: Some(allow),
+                ..Default::default()
+            };
+            match classes.create(&PostParams::default(), &class).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(status)) if status.code == 409 => {}
+                Err(error) => return Err(error.into()),
+            }
+        }
+        Ok(())
     }
 
     /// The kubeconfig of its API server.
