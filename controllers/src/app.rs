@@ -9,12 +9,15 @@ use std::{
     time::Duration,
 };
 
-use kruise_crds::features::Gate;
+use kruise_crds::features::{FeatureGates, Gate};
 use kube::Client;
 
 use crate::{
     ControllerError,
-    runtime::{ControllerStarter, LeaderElectionConfig, Manager, ManagerConfig, Metrics, Readiness},
+    runtime::{
+        ControllerStarter, ControllerTask, LeaderElectionConfig, Manager, ManagerConfig, Metrics, Readiness,
+        cache::Caches,
+    },
     webhook::{WebhookConfig, WebhookServer},
 };
 
@@ -66,161 +69,129 @@ pub struct ManagerStarted {
     pub metrics: Metrics,
 }
 
-/// The controllers this build runs, each marking its readiness check (`controller-caches` for
-/// CloneSet, `<name>-caches` for the others) ready once synced.
+/// What a controller's start is handed: the term's shared caches, the metrics, the per-controller
+/// settings and the call that marks its readiness check once its caches are synced.
+type Start = fn(Caches, Metrics, &ControllerOptions, Synced) -> ControllerTask;
+
+/// Marks a controller's caches synced.
+type Synced = Box<dyn FnOnce() + Send>;
+
+/// One controller of the manager: its readiness check, whether the feature gates run it, and
+/// how it starts.
+struct Entry {
+    readiness_check: &'static str,
+    enabled: fn(&FeatureGates) -> bool,
+    start: Start,
+}
+
+fn always(_: &FeatureGates) -> bool {
+    true
+}
+
+/// Every controller of this build. Upstream's gating: the NodeImage and
+/// ContainerRecreateRequest controllers need the daemon; the pod probe ones the daemon and
+/// `PodProbeMarkerGate`; the ImagePullJob ones `ImagePullJobGate` (on with pre-download).
+/// Launch priority and pod readiness are not gated upstream.
+const CONTROLLERS: &[Entry] = &[
+    Entry {
+        readiness_check: "controller-caches",
+        enabled: always,
+        start: |caches, metrics, options, synced| {
+            let settings = crate::cloneset::controller::Settings::from_gates(&options.feature_gates);
+            Box::pin(crate::cloneset::controller::run(caches, metrics, settings, synced))
+        },
+    },
+    Entry {
+        readiness_check: "statefulset-caches",
+        enabled: always,
+        start: |caches, metrics, options, synced| {
+            let settings = crate::statefulset::controller::Settings::from_gates(&options.feature_gates);
+            Box::pin(crate::statefulset::controller::run(caches, metrics, settings, synced))
+        },
+    },
+    Entry {
+        readiness_check: "daemonset-caches",
+        enabled: always,
+        start: |caches, metrics, options, synced| {
+            let settings = crate::daemonset::controller::Settings::from_gates(&options.feature_gates);
+            Box::pin(crate::daemonset::controller::run(caches, metrics, settings, synced))
+        },
+    },
+    Entry {
+        readiness_check: "containerlaunchpriority-caches",
+        enabled: always,
+        start: |caches, metrics, _, synced| {
+            Box::pin(crate::containerlaunchpriority::run(caches, metrics, synced))
+        },
+    },
+    Entry {
+        readiness_check: "podreadiness-caches",
+        enabled: always,
+        start: |caches, metrics, _, synced| Box::pin(crate::podreadiness::run(caches, metrics, synced)),
+    },
+    Entry {
+        readiness_check: "nodeimage-caches",
+        enabled: |gates| gates.enabled(Gate::KruiseDaemon),
+        start: |caches, metrics, options, synced| {
+            Box::pin(crate::nodeimage::run(caches, metrics, options.nodeimage.clone(), synced))
+        },
+    },
+    Entry {
+        readiness_check: "containerrecreaterequest-caches",
+        enabled: |gates| gates.enabled(Gate::KruiseDaemon),
+        start: |caches, metrics, _, synced| {
+            Box::pin(crate::containerrecreaterequest::run(caches, metrics, synced))
+        },
+    },
+    Entry {
+        readiness_check: "podprobemarker-caches",
+        enabled: |gates| gates.enabled(Gate::PodProbeMarkerGate) && gates.enabled(Gate::KruiseDaemon),
+        start: |caches, metrics, _, synced| Box::pin(crate::podprobemarker::run(caches, metrics, synced)),
+    },
+    Entry {
+        readiness_check: "nodepodprobe-caches",
+        enabled: |gates| gates.enabled(Gate::PodProbeMarkerGate) && gates.enabled(Gate::KruiseDaemon),
+        start: |caches, metrics, _, synced| Box::pin(crate::nodepodprobe::run(caches, metrics, synced)),
+    },
+    Entry {
+        readiness_check: "imagepulljob-caches",
+        enabled: |gates| gates.enabled(Gate::ImagePullJobGate),
+        start: |caches, metrics, _, synced| Box::pin(crate::imagepulljob::run(caches, metrics, synced)),
+    },
+    Entry {
+        readiness_check: "imagelistpulljob-caches",
+        enabled: |gates| gates.enabled(Gate::ImagePullJobGate),
+        start: |caches, metrics, _, synced| Box::pin(crate::imagelistpulljob::run(caches, metrics, synced)),
+    },
+];
+
+/// The controllers the feature gates enable, each marking its readiness check
+/// (`controller-caches` for CloneSet, `<name>-caches` for the others) ready once synced.
 pub fn controllers(
     metrics: Metrics,
     readiness: &Readiness,
     options: &ControllerOptions,
 ) -> Vec<ControllerStarter> {
-    let gates = &options.feature_gates;
-    let caches = readiness.check("controller-caches");
-    let cloneset: ControllerStarter = {
-        let metrics = metrics.clone();
-        let settings = crate::cloneset::controller::Settings::from_gates(gates);
-        Arc::new(move |client: Client| {
-            let metrics = metrics.clone();
-            let caches = caches.clone();
-            Box::pin(async move {
-                crate::cloneset::controller::run(client, metrics, settings, move || {
-                    caches.store(true, Ordering::SeqCst)
-                })
-                .await;
-            })
+    CONTROLLERS
+        .iter()
+        .filter_map(|entry| {
+            if !(entry.enabled)(&options.feature_gates) {
+                return None;
+            }
+            let (metrics, options, start) = (metrics.clone(), options.clone(), entry.start);
+            let check = readiness.check(entry.readiness_check);
+            let starter: ControllerStarter = Arc::new(move |caches: Caches| {
+                let check = check.clone();
+                start(
+                    caches,
+                    metrics.clone(),
+                    &options,
+                    Box::new(move || check.store(true, Ordering::SeqCst)),
+                )
+            });
+            Some(starter)
         })
-    };
-    let statefulset: ControllerStarter = {
-        let (metrics, caches) = (metrics.clone(), readiness.check("statefulset-caches"));
-        let settings = crate::statefulset::controller::Settings::from_gates(gates);
-        Arc::new(move |client: Client| {
-            let (metrics, caches) = (metrics.clone(), caches.clone());
-            Box::pin(async move {
-                crate::statefulset::controller::run(client, metrics, settings, move || {
-                    caches.store(true, Ordering::SeqCst)
-                })
-                .await;
-            })
-        })
-    };
-    let daemonset: ControllerStarter = {
-        let (metrics, caches) = (metrics.clone(), readiness.check("daemonset-caches"));
-        let settings = crate::daemonset::controller::Settings::from_gates(gates);
-        Arc::new(move |client: Client| {
-            let (metrics, caches) = (metrics.clone(), caches.clone());
-            Box::pin(async move {
-                crate::daemonset::controller::run(client, metrics, settings, move || {
-                    caches.store(true, Ordering::SeqCst)
-                })
-                .await;
-            })
-        })
-    };
-    let nodeimage: ControllerStarter = {
-        let (metrics, caches, options) =
-            (metrics.clone(), readiness.check("nodeimage-caches"), options.nodeimage.clone());
-        Arc::new(move |client: Client| {
-            let (metrics, caches, options) = (metrics.clone(), caches.clone(), options.clone());
-            Box::pin(async move {
-                crate::nodeimage::run(client, metrics, options, move || caches.store(true, Ordering::SeqCst))
-                    .await;
-            })
-        })
-    };
-    let imagepulljob: ControllerStarter = {
-        let (metrics, caches) = (metrics.clone(), readiness.check("imagepulljob-caches"));
-        Arc::new(move |client: Client| {
-            let (metrics, caches) = (metrics.clone(), caches.clone());
-            Box::pin(async move {
-                crate::imagepulljob::run(client, metrics, move || caches.store(true, Ordering::SeqCst)).await;
-            })
-        })
-    };
-    let containerrecreaterequest: ControllerStarter = {
-        let (metrics, caches) = (metrics.clone(), readiness.check("containerrecreaterequest-caches"));
-        Arc::new(move |client: Client| {
-            let (metrics, caches) = (metrics.clone(), caches.clone());
-            Box::pin(async move {
-                crate::containerrecreaterequest::run(client, metrics, move || {
-                    caches.store(true, Ordering::SeqCst)
-                })
-                .await;
-            })
-        })
-    };
-    let podprobemarker: ControllerStarter = {
-        let (metrics, caches) = (metrics.clone(), readiness.check("podprobemarker-caches"));
-        Arc::new(move |client: Client| {
-            let (metrics, caches) = (metrics.clone(), caches.clone());
-            Box::pin(async move {
-                crate::podprobemarker::run(client, metrics, move || caches.store(true, Ordering::SeqCst))
-                    .await;
-            })
-        })
-    };
-    let nodepodprobe: ControllerStarter = {
-        let (metrics, caches) = (metrics.clone(), readiness.check("nodepodprobe-caches"));
-        Arc::new(move |client: Client| {
-            let (metrics, caches) = (metrics.clone(), caches.clone());
-            Box::pin(async move {
-                crate::nodepodprobe::run(client, metrics, move || caches.store(true, Ordering::SeqCst)).await;
-            })
-        })
-    };
-    let containerlaunchpriority: ControllerStarter = {
-        let (metrics, caches) = (metrics.clone(), readiness.check("containerlaunchpriority-caches"));
-        Arc::new(move |client: Client| {
-            let (metrics, caches) = (metrics.clone(), caches.clone());
-            Box::pin(async move {
-                crate::containerlaunchpriority::run(client, metrics, move || {
-                    caches.store(true, Ordering::SeqCst)
-                })
-                .await;
-            })
-        })
-    };
-    let podreadiness: ControllerStarter = {
-        let (metrics, caches) = (metrics.clone(), readiness.check("podreadiness-caches"));
-        Arc::new(move |client: Client| {
-            let (metrics, caches) = (metrics.clone(), caches.clone());
-            Box::pin(async move {
-                crate::podreadiness::run(client, metrics, move || caches.store(true, Ordering::SeqCst)).await;
-            })
-        })
-    };
-    let imagelistpulljob: ControllerStarter = {
-        let caches = readiness.check("imagelistpulljob-caches");
-        Arc::new(move |client: Client| {
-            let (metrics, caches) = (metrics.clone(), caches.clone());
-            Box::pin(async move {
-                crate::imagelistpulljob::run(client, metrics, move || caches.store(true, Ordering::SeqCst))
-                    .await;
-            })
-        })
-    };
-    // Upstream's gating: the NodeImage and ContainerRecreateRequest controllers need the daemon;
-    // the ImagePullJob ones need `ImagePullJobGate` (on with pre-download).
-    // Launch priority and pod readiness are not gated upstream.
-    let mut starters = vec![cloneset, statefulset, daemonset, containerlaunchpriority, podreadiness];
-    if gates.enabled(Gate::KruiseDaemon) {
-        starters.extend([nodeimage, containerrecreaterequest]);
-    } else {
-        readiness.forget("nodeimage-caches");
-        readiness.forget("containerrecreaterequest-caches");
-    }
-    // The pod probe controllers need the daemon and `PodProbeMarkerGate`.
-    if gates.enabled(Gate::PodProbeMarkerGate) && gates.enabled(Gate::KruiseDaemon) {
-        starters.extend([podprobemarker, nodepodprobe]);
-    } else {
-        readiness.forget("podprobemarker-caches");
-        readiness.forget("nodepodprobe-caches");
-    }
-    if gates.enabled(Gate::ImagePullJobGate) {
-        starters.extend([imagepulljob, imagelistpulljob]);
-    } else {
-        readiness.forget("imagepulljob-caches");
-        readiness.forget("imagelistpulljob-caches");
-    }
-    starters
+        .collect()
 }
 
 /// Runs the webhook server and the manager until `shutdown` completes; `on_started` is called

@@ -59,7 +59,7 @@ async fn node_images_follow_their_nodes() {
     nodes.create(&PostParams::default(), &node("ready", true)).await.unwrap();
     nodes.create(&PostParams::default(), &node("not-ready", false)).await.unwrap();
     let controller = tokio::spawn(run(
-        client.clone(),
+        kruise_controllers::runtime::cache::Caches::new(client.clone()),
         Metrics::new(),
         NodeImageOptions { creation_delay: Duration::ZERO },
         || {},

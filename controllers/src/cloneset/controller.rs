@@ -1,5 +1,5 @@
-//! The CloneSet controller loop: one watch each for CloneSets, pods, PVCs and
-//! ControllerRevisions (their caches are what [`super::sync`] reads), a kube-rs `Controller`
+//! The CloneSet controller loop: a watch of CloneSets and the manager's shared caches of pods,
+//! PVCs and ControllerRevisions (what [`super::sync`] reads), a kube-rs `Controller`
 //! that reconciles a CloneSet when it or anything it owns changes (pods owned through any
 //! `apps.kruise.io` version of the owner reference, and orphans its selector matches), and the
 //! per-reconcile metrics and events.
@@ -27,6 +27,7 @@ use crate::{
     inplace::{CloneSetRevisionAdapter, InPlaceEngine, InPlaceGates},
     runtime::{
         Metrics,
+        cache::{Caches, Informer},
         events::{EventKind, EventRecorder},
         expectations::{ResourceVersionExpectations, ScaleExpectations},
         owner_index::OwnerIndex,
@@ -46,9 +47,9 @@ pub struct Context {
     /// may adopt, not every pod.
     pub pods: OwnerIndex<Pod>,
     /// Cache of every PVC.
-    pub pvcs: Store<PersistentVolumeClaim>,
+    pub pvcs: Informer<PersistentVolumeClaim>,
     /// Cache of every ControllerRevision.
-    pub revisions: Store<ControllerRevision>,
+    pub revisions: Informer<ControllerRevision>,
     /// Creates and deletes not yet in the cache.
     pub scale_expectations: ScaleExpectations,
     /// Pod writes not yet in the cache.
@@ -168,14 +169,15 @@ impl Settings {
 /// Runs the CloneSet controller until the future is dropped. `on_synced` is called once every
 /// cache has its initial list.
 pub async fn run(
-    client: Client,
+    caches: Caches,
     metrics: Metrics,
     settings: Settings,
     on_synced: impl FnOnce() + Send + 'static,
 ) {
-    let (pods, pod_index, pod_stream) = workload::owner_indexed_watch::<Pod>(&client);
-    let (pvcs, pvc_stream) = workload::cached_watch::<PersistentVolumeClaim>(&client);
-    let (revisions, revision_stream) = workload::cached_watch::<ControllerRevision>(&client);
+    let client = caches.client().clone();
+    let pods = caches.informer::<Pod>();
+    let pvcs = caches.informer::<PersistentVolumeClaim>();
+    let revisions = caches.informer::<ControllerRevision>();
 
     let gates =
         InPlaceGates { recreate_when_vct_changes: settings.recreate_when_vct_changes, ..Default::default() };
@@ -185,7 +187,7 @@ pub async fn run(
     let recorder = EventRecorder::new(client.clone(), "cloneset-controller");
     let ctx = Arc::new(Context {
         client: client.clone(),
-        pods: pod_index,
+        pods: pods.owner_index().clone(),
         pvcs: pvcs.clone(),
         revisions: revisions.clone(),
         scale_expectations: ScaleExpectations::new(),
@@ -214,16 +216,18 @@ pub async fn run(
         owners(clonesets.clone(), ctx.queue.clone()),
     );
     let controller = Controller::for_stream(cloneset_stream, clonesets.clone())
-        .watches_stream(pod_stream, move |pod: Pod| for_pods(&pod.metadata))
-        .watches_stream(pvc_stream, move |pvc: PersistentVolumeClaim| for_pvcs(&pvc.metadata))
-        .watches_stream(revision_stream, move |revision: ControllerRevision| {
+        .watches_shared_stream(pods.subscribe().touched(), move |pod: Arc<Pod>| for_pods(&pod.metadata))
+        .watches_shared_stream(pvcs.subscribe().touched(), move |pvc: Arc<PersistentVolumeClaim>| {
+            for_pvcs(&pvc.metadata)
+        })
+        .watches_shared_stream(revisions.subscribe().touched(), move |revision: Arc<ControllerRevision>| {
             for_revisions(&revision.metadata)
         });
 
     let stores = vec![
-        workload::store_synced(&pods),
-        workload::store_synced(&pvcs),
-        workload::store_synced(&revisions),
+        workload::cache_synced(&pods),
+        workload::cache_synced(&pvcs),
+        workload::cache_synced(&revisions),
     ];
     let stores_ready = {
         let ctx = ctx.clone();

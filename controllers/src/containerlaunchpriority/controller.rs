@@ -1,15 +1,8 @@
-//! The container launch priority controller loop: a cache of pods, a [`WorkQueue`] of the pods
-//! still awaiting releases, and per round one read of the pod's barrier and at most one write
+//! The container launch priority controller loop: the shared pod cache, a queue of the pods
+//! still awaiting releases on the queue harness, and per round one read of the pod's barrier and at most one write
 //! to it (plus the completion mark on the pod).
 
-use std::{
-    collections::BTreeSet,
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
-    time::{Duration, Instant},
-};
+use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
 use k8s_openapi::{
     api::core::v1::{ConfigMap, Pod},
@@ -22,10 +15,7 @@ use kruise_crds::common::launch_priority::{
 use kube::{
     Api, Client, ResourceExt,
     api::{ObjectMeta, Patch, PatchParams, PostParams},
-    runtime::{
-        reflector::{self, ObjectRef, Store},
-        watcher,
-    },
+    runtime::reflector::ObjectRef,
 };
 use serde_json::json;
 
@@ -33,8 +23,8 @@ use crate::{
     ControllerError,
     runtime::{
         Metrics,
-        informer::{Change, watch_store},
-        workqueue::{BACKOFF, WorkQueue},
+        cache::{CacheEvent, Caches, Informer},
+        harness::QueueController,
     },
 };
 
@@ -45,9 +35,7 @@ pub const WORKERS: usize = 4;
 
 struct Context {
     client: Client,
-    pods: Store<Pod>,
-    metrics: Metrics,
-    synced: AtomicBool,
+    pods: Informer<Pod>,
 }
 
 fn pod_key(pod: &Pod) -> String {
@@ -56,75 +44,26 @@ fn pod_key(pod: &Pod) -> String {
 
 /// Runs the controller until the future is dropped; `on_synced` is called once the pod cache
 /// holds its initial list.
-pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Send) {
-    let (pods, pod_writer) = reflector::store::<Pod>();
-    metrics.init_controller(CONTROLLER_NAME);
-    let ctx = Arc::new(Context {
-        client: client.clone(),
-        pods: pods.clone(),
-        metrics: metrics.clone(),
-        synced: AtomicBool::new(false),
+pub async fn run(caches: Caches, metrics: Metrics, on_synced: impl FnOnce() + Send) {
+    let pods = caches.informer::<Pod>();
+    let mut controller = QueueController::new(CONTROLLER_NAME, WORKERS, metrics);
+    let ctx = Arc::new(Context { client: caches.client().clone(), pods: pods.clone() });
+    controller.watch(&pods, |event, queue| {
+        if let CacheEvent::Applied { new, .. } = event
+            && new.metadata.deletion_timestamp.is_none()
+            && awaiting_release(new)
+        {
+            queue.add(pod_key(new));
+        }
     });
-    let queue = WorkQueue::new(BACKOFF);
-    let pod_watch = {
-        let queue = queue.clone();
-        watch_store(Api::<Pod>::all(client.clone()), watcher::Config::default(), pod_writer, move |change| {
-            if let Change::Applied { new, .. } = change
-                && new.metadata.deletion_timestamp.is_none()
-                && awaiting_release(new)
-            {
-                queue.add(pod_key(new));
-            }
-        })
-    };
-    let sync_watch = {
-        let (ctx, queue) = (ctx.clone(), queue.clone());
-        async move {
-            let _ = crate::runtime::store_sync::until_synced(&ctx.pods).await;
-            ctx.synced.store(true, Ordering::SeqCst);
-            tracing::info!("containerlaunchpriority controller caches synced");
-            for pod in ctx.pods.state().iter().filter(|pod| awaiting_release(pod)) {
-                queue.add(pod_key(pod));
-            }
-            on_synced();
-            std::future::pending::<()>().await;
-        }
-    };
-    let depth = {
-        let (queue, metrics) = (queue.clone(), metrics.clone());
-        async move {
-            loop {
-                metrics.set_queue_depth(CONTROLLER_NAME, i64::try_from(queue.len()).unwrap_or(i64::MAX));
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-        }
-    };
-    let workers = {
-        let ctx = ctx.clone();
-        queue.run(WORKERS, move |key| {
+    let initial_keys =
+        move || pods.state().iter().filter(|pod| awaiting_release(pod)).map(|pod| pod_key(pod)).collect();
+    controller
+        .run(initial_keys, on_synced, move |key| {
             let ctx = ctx.clone();
-            async move { reconcile_and_record(&ctx, &key).await }
+            async move { reconcile(&ctx, &key).await }
         })
-    };
-    tokio::join!(pod_watch, sync_watch, depth, workers);
-}
-
-async fn reconcile_and_record(ctx: &Context, key: &str) -> Result<Option<Duration>, ControllerError> {
-    if !ctx.synced.load(Ordering::SeqCst) {
-        return Ok(Some(Duration::from_millis(200)));
-    }
-    let started = Instant::now();
-    let result = reconcile(ctx, key).await;
-    let seconds = started.elapsed().as_secs_f64();
-    match &result {
-        Ok(Some(_)) => ctx.metrics.reconciled(CONTROLLER_NAME, "requeue", seconds),
-        Ok(None) => ctx.metrics.reconciled(CONTROLLER_NAME, "success", seconds),
-        Err(error) => {
-            ctx.metrics.reconciled(CONTROLLER_NAME, "error", seconds);
-            tracing::warn!(pod = %key, %error, "reconcile failed");
-        }
-    }
-    result
+        .await;
 }
 
 async fn reconcile(ctx: &Context, key: &str) -> Result<Option<Duration>, ControllerError> {

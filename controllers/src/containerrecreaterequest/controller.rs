@@ -1,19 +1,14 @@
-//! The ContainerRecreateRequest controller loop: a cache of requests, a metadata-only watch of
-//! pods (an event for a pod wakes the unfinished requests labelled with its UID; the pod
-//! itself is read fresh from the API when a request is reconciled, so no second full pod cache
-//! is kept), a [`WorkQueue`] of requests, and the API writes the steps of [`super::core`] call
+//! The ContainerRecreateRequest controller loop: the shared caches of requests and pods (a pod
+//! change wakes the unfinished requests labelled with its UID; the pod itself is read fresh
+//! from the API when a request is reconciled), a queue of requests on the queue harness, and the API writes the steps of [`super::core`] call
 //! for. Writes to a request are followed by resourceVersion expectations, so a reconcile never
 //! acts on a copy older than its own last write.
 
 use std::{
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
+    sync::Arc,
     time::{Duration, Instant},
 };
 
-use futures::StreamExt;
 use k8s_openapi::{
     api::core::v1::{ObjectReference, Pod},
     jiff::Timestamp,
@@ -24,12 +19,8 @@ use kruise_crds::apps::v1beta1::{
 };
 use kube::{
     Api, Client, ResourceExt,
-    api::{DeleteParams, PartialObjectMeta, Patch, PatchParams},
-    runtime::{
-        WatchStreamExt,
-        reflector::{self, ObjectRef, Store},
-        watcher,
-    },
+    api::{DeleteParams, Patch, PatchParams},
+    runtime::reflector::ObjectRef,
 };
 use serde_json::{Value, json};
 
@@ -42,10 +33,10 @@ use crate::{
     imagejob::{key, split_key},
     runtime::{
         Metrics,
+        cache::{CacheEvent, Caches, Informer},
         events::{EventKind, EventRecorder},
         expectations::{EXPECTATION_TIMEOUT, ResourceVersionExpectations},
-        informer::{Change, watch_store},
-        workqueue::{BACKOFF, WorkQueue},
+        harness::QueueController,
     },
 };
 
@@ -58,11 +49,9 @@ const CONFLICT_RETRIES: usize = 5;
 
 struct Context {
     client: Client,
-    requests: Store<ContainerRecreateRequest>,
+    requests: Informer<ContainerRecreateRequest>,
     rv: ResourceVersionExpectations,
-    metrics: Metrics,
     recorder: EventRecorder,
-    synced: AtomicBool,
 }
 
 fn request_key(crr: &ContainerRecreateRequest) -> String {
@@ -85,120 +74,48 @@ fn reference(crr: &ContainerRecreateRequest) -> ObjectReference {
 }
 
 /// Runs the ContainerRecreateRequest controller until the future is dropped; `on_synced` is
-/// called once the request cache and the pod watch hold their initial lists.
-pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Send) {
-    let (requests, writer) = reflector::store::<ContainerRecreateRequest>();
-    metrics.init_controller(CONTROLLER_NAME);
+/// called once the request and pod caches hold their initial lists.
+pub async fn run(caches: Caches, metrics: Metrics, on_synced: impl FnOnce() + Send) {
+    let client = caches.client().clone();
+    let (requests, pods) = (caches.informer::<ContainerRecreateRequest>(), caches.informer::<Pod>());
+    let mut controller = QueueController::new(CONTROLLER_NAME, WORKERS, metrics);
     let ctx = Arc::new(Context {
         client: client.clone(),
         requests: requests.clone(),
         rv: ResourceVersionExpectations::new(),
-        metrics: metrics.clone(),
         recorder: EventRecorder::new(client.clone(), "containerrecreaterequest-controller"),
-        synced: AtomicBool::new(false),
     });
-    let queue = WorkQueue::new(BACKOFF);
-    let pods_synced = Arc::new(tokio::sync::Notify::new());
 
-    let request_watch = {
-        let (queue, ctx) = (queue.clone(), ctx.clone());
-        watch_store(
-            Api::<ContainerRecreateRequest>::all(client.clone()),
-            watcher::Config::default(),
-            writer,
-            move |change| match change {
-                Change::Applied { new, .. } => queue.add(request_key(new)),
-                Change::Deleted(crr) => ctx.rv.delete(&request_key(crr)),
-                Change::Synced => {}
-            },
-        )
-    };
-    let pod_watch = {
-        let (queue, requests, pods_synced) = (queue.clone(), requests.clone(), pods_synced.clone());
-        async move {
-            let api = Api::<PartialObjectMeta<Pod>>::all(client.clone());
-            let mut stream = watcher(api, watcher::Config::default()).default_backoff().boxed();
-            while let Some(event) = stream.next().await {
-                let pod = match event {
-                    Ok(
-                        watcher::Event::Apply(pod)
-                        | watcher::Event::InitApply(pod)
-                        | watcher::Event::Delete(pod),
-                    ) => pod,
-                    Ok(watcher::Event::InitDone) => {
-                        pods_synced.notify_one();
-                        continue;
-                    }
-                    Ok(watcher::Event::Init) => continue,
-                    Err(error) => {
-                        tracing::debug!(%error, "pod watch error (retrying with back-off)");
-                        continue;
-                    }
-                };
-                let Some(uid) = pod.metadata.uid.as_deref() else { continue };
-                for crr in requests.state() {
-                    let labelled = crr
-                        .metadata
-                        .labels
-                        .as_ref()
-                        .and_then(|labels| labels.get(CONTAINER_RECREATE_REQUEST_POD_UID_KEY))
-                        .is_some_and(|pod_uid| pod_uid == uid);
-                    if labelled && !is_finished(&crr) && crr.metadata.namespace == pod.metadata.namespace {
-                        queue.add(request_key(&crr));
-                    }
-                }
-            }
-        }
-    };
-    let sync_watch = {
-        let (ctx, queue) = (ctx.clone(), queue.clone());
-        async move {
-            pods_synced.notified().await;
-            let _ = crate::runtime::store_sync::until_synced(&ctx.requests).await;
-            ctx.synced.store(true, Ordering::SeqCst);
-            tracing::info!("containerrecreaterequest controller caches synced");
-            for crr in ctx.requests.state() {
+    let expectations = ctx.clone();
+    controller.watch(&requests, move |event, queue| match event {
+        CacheEvent::Applied { new, .. } => queue.add(request_key(new)),
+        CacheEvent::Deleted(crr) => expectations.rv.delete(&request_key(crr)),
+        CacheEvent::Synced => {}
+    });
+    // A pod change wakes the unfinished requests labelled with its UID.
+    let all_requests = requests.clone();
+    controller.watch(&pods, move |event, queue| {
+        let Some(pod) = event.object() else { return };
+        let Some(uid) = pod.metadata.uid.as_deref() else { return };
+        for crr in all_requests.state() {
+            let labelled = crr
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|labels| labels.get(CONTAINER_RECREATE_REQUEST_POD_UID_KEY))
+                .is_some_and(|pod_uid| pod_uid == uid);
+            if labelled && !is_finished(&crr) && crr.metadata.namespace == pod.metadata.namespace {
                 queue.add(request_key(&crr));
             }
-            on_synced();
-            std::future::pending::<()>().await;
         }
-    };
-    let depth = {
-        let (queue, metrics) = (queue.clone(), metrics.clone());
-        async move {
-            loop {
-                metrics.set_queue_depth(CONTROLLER_NAME, i64::try_from(queue.len()).unwrap_or(i64::MAX));
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-        }
-    };
-    let workers = {
-        let ctx = ctx.clone();
-        queue.run(WORKERS, move |key| {
+    });
+    let initial_keys = move || requests.state().iter().map(|crr| request_key(crr)).collect();
+    controller
+        .run(initial_keys, on_synced, move |key| {
             let ctx = ctx.clone();
-            async move { reconcile_and_record(&ctx, &key).await }
+            async move { reconcile(&ctx, &key).await }
         })
-    };
-    tokio::join!(request_watch, pod_watch, sync_watch, depth, workers);
-}
-
-async fn reconcile_and_record(ctx: &Context, key: &str) -> Result<Option<Duration>, ControllerError> {
-    if !ctx.synced.load(Ordering::SeqCst) {
-        return Ok(Some(Duration::from_millis(200)));
-    }
-    let started = Instant::now();
-    let result = reconcile(ctx, key).await;
-    let seconds = started.elapsed().as_secs_f64();
-    match &result {
-        Ok(Some(_)) => ctx.metrics.reconciled(CONTROLLER_NAME, "requeue", seconds),
-        Ok(None) => ctx.metrics.reconciled(CONTROLLER_NAME, "success", seconds),
-        Err(error) => {
-            ctx.metrics.reconciled(CONTROLLER_NAME, "error", seconds);
-            tracing::warn!(containerrecreaterequest = %key, %error, "reconcile failed");
-        }
-    }
-    result
+        .await;
 }
 
 async fn reconcile(ctx: &Context, crr_key: &str) -> Result<Option<Duration>, ControllerError> {

@@ -15,7 +15,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-use futures::StreamExt;
 use k8s_openapi::{
     api::{
         apps::v1::ControllerRevision,
@@ -25,12 +24,11 @@ use k8s_openapi::{
 };
 use kruise_crds::apps::v1beta1::DaemonSet;
 use kube::{
-    Api, Client, Resource, ResourceExt,
+    Client, Resource, ResourceExt,
     runtime::{
-        Controller, WatchStreamExt,
+        Controller,
         controller::Action,
-        reflector::{self, ObjectRef, Store},
-        watcher,
+        reflector::{ObjectRef, Store},
     },
 };
 use parking_lot::Mutex;
@@ -44,6 +42,7 @@ use crate::{
     inplace::{DefaultRevisionAdapter, InPlaceEngine},
     runtime::{
         Metrics,
+        cache::{Caches, Informer},
         events::{EventKind, EventRecorder},
         expectations::{ResourceVersionExpectations, ScaleExpectations},
         owner_index::OwnerIndex,
@@ -69,9 +68,9 @@ pub struct Context {
     /// may adopt, not every pod.
     pub pods: OwnerIndex<Pod>,
     /// Cache of every node.
-    pub nodes: Store<Node>,
+    pub nodes: Informer<Node>,
     /// Cache of every ControllerRevision.
-    pub revisions: Store<ControllerRevision>,
+    pub revisions: Informer<ControllerRevision>,
     /// Pod creates and deletes not yet in the cache.
     pub scale_expectations: ScaleExpectations,
     /// Pod writes not yet in the cache.
@@ -232,39 +231,23 @@ impl Settings {
 /// Runs the Advanced DaemonSet controller until the future is dropped. `on_synced` is called
 /// once every cache has its initial list.
 pub async fn run(
-    client: Client,
+    caches: Caches,
     metrics: Metrics,
     settings: Settings,
     on_synced: impl FnOnce() + Send + 'static,
 ) {
-    let (pods, pod_index, pod_stream) = workload::owner_indexed_watch::<Pod>(&client);
-    let (revisions, revision_stream) = workload::cached_watch::<ControllerRevision>(&client);
-    let (nodes, node_writer) = reflector::store::<Node>();
-    // Deleted nodes must wake the DaemonSets too: read the raw events.
-    let node_stream = watcher(Api::<Node>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(node_writer)
-        .filter_map(|event| {
-            futures::future::ready(match event {
-                Ok(watcher::Event::Apply(node) | watcher::Event::InitApply(node)) => Some(Ok(node)),
-                Ok(watcher::Event::Delete(mut node)) => {
-                    node.metadata.deletion_timestamp.get_or_insert_with(|| {
-                        k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
-                            k8s_openapi::jiff::Timestamp::now(),
-                        )
-                    });
-                    Some(Ok(node))
-                }
-                Ok(_) => None,
-                Err(error) => Some(Err(error)),
-            })
-        });
+    let client = caches.client().clone();
+    let pods = caches.informer::<Pod>();
+    let revisions = caches.informer::<ControllerRevision>();
+    let nodes = caches.informer::<Node>();
+    // Deleted nodes must wake the DaemonSets too: they come with a deletion timestamp.
+    let node_stream = workload::changed_or_deleted(&nodes);
 
     let engine = InPlaceEngine::new(client.clone(), Arc::new(DefaultRevisionAdapter))
         .with_field_manager(FIELD_MANAGER);
     let ctx = Arc::new(Context {
         client: client.clone(),
-        pods: pod_index,
+        pods: pods.owner_index().clone(),
         nodes: nodes.clone(),
         revisions: revisions.clone(),
         scale_expectations: ScaleExpectations::new(),
@@ -289,20 +272,20 @@ pub async fn run(
     let fingerprints = Arc::new(Mutex::new(HashMap::new()));
     let revision_queue = ctx.queue.clone();
     let controller = Controller::for_stream(set_stream, sets.clone())
-        .watches_stream(pod_stream, move |pod: Pod| {
+        .watches_shared_stream(pods.subscribe().touched(), move |pod: Arc<Pod>| {
             triggered(pod_queue.clone(), owners_of_pod(&pod.metadata, &pod_sets))
         })
-        .watches_stream(node_stream, move |node: Node| {
+        .watches_shared_stream(node_stream, move |node: Arc<Node>| {
             triggered(node_queue.clone(), daemonsets_for_node(&node, &fingerprints, &node_sets))
         })
-        .watches_stream(revision_stream, move |revision: ControllerRevision| {
+        .watches_shared_stream(revisions.subscribe().touched(), move |revision: Arc<ControllerRevision>| {
             triggered(revision_queue.clone(), owners_of_revision(&revision.metadata))
         });
 
     let stores = vec![
-        workload::store_synced(&pods),
-        workload::store_synced(&nodes),
-        workload::store_synced(&revisions),
+        workload::cache_synced(&pods),
+        workload::cache_synced(&nodes),
+        workload::cache_synced(&revisions),
     ];
     let stores_ready = {
         let ctx = ctx.clone();

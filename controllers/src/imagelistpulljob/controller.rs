@@ -1,14 +1,11 @@
-//! The ImageListPullJob controller loop: caches of ImageListPullJobs and ImagePullJobs, a
-//! [`WorkQueue`] of lists (a child's change wakes its list), and the writes [`super::core`]
+//! The ImageListPullJob controller loop: the shared caches of ImageListPullJobs and
+//! ImagePullJobs, a queue of lists on the queue harness (a child's change wakes its list), and the writes [`super::core`]
 //! decides: the template hash label, children created and deleted (with create expectations,
 //! so a slow cache never doubles a child), the status, and the TTL deletion.
 
 use std::{
     collections::{BTreeMap, HashSet},
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -17,10 +14,7 @@ use kruise_crds::apps::v1beta1::{ImageListPullJob, ImagePullJob};
 use kube::{
     Api, Client, ResourceExt,
     api::{DeleteParams, Patch, PatchParams, PostParams},
-    runtime::{
-        reflector::{self, ObjectRef, Store},
-        watcher,
-    },
+    runtime::reflector::ObjectRef,
 };
 use serde_json::json;
 
@@ -30,10 +24,10 @@ use crate::{
     imagejob::{key, split_key},
     runtime::{
         Metrics,
+        cache::{CacheEvent, Caches, Informer},
         events::{EventKind, EventRecorder},
         expectations::{EXPECTATION_TIMEOUT, Satisfied, ScaleAction, ScaleExpectations},
-        informer::{Change, watch_store},
-        workqueue::{BACKOFF, WorkQueue},
+        harness::QueueController,
     },
 };
 
@@ -44,12 +38,10 @@ pub const WORKERS: usize = 3;
 
 struct Context {
     client: Client,
-    lists: Store<ImageListPullJob>,
-    children: Store<ImagePullJob>,
+    lists: Informer<ImageListPullJob>,
+    children: Informer<ImagePullJob>,
     created: ScaleExpectations,
-    metrics: Metrics,
     recorder: EventRecorder,
-    synced: AtomicBool,
 }
 
 fn list_key(list: &ImageListPullJob) -> String {
@@ -72,89 +64,35 @@ fn owner_key(child: &ImagePullJob) -> Option<String> {
 
 /// Runs the ImageListPullJob controller until the future is dropped; `on_synced` is called once
 /// both caches hold their initial list.
-pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Send) {
-    let (lists, list_writer) = reflector::store::<ImageListPullJob>();
-    let (children, child_writer) = reflector::store::<ImagePullJob>();
-    metrics.init_controller(CONTROLLER_NAME);
+pub async fn run(caches: Caches, metrics: Metrics, on_synced: impl FnOnce() + Send) {
+    let client = caches.client().clone();
+    let (lists, children) = (caches.informer::<ImageListPullJob>(), caches.informer::<ImagePullJob>());
+    let mut controller = QueueController::new(CONTROLLER_NAME, WORKERS, metrics);
     let ctx = Arc::new(Context {
         client: client.clone(),
         lists: lists.clone(),
         children: children.clone(),
         created: ScaleExpectations::new(),
-        metrics: metrics.clone(),
         recorder: EventRecorder::new(client.clone(), "imagelistpulljob-controller"),
-        synced: AtomicBool::new(false),
     });
-    let queue = WorkQueue::new(BACKOFF);
-    let list_watch = {
-        let (queue, ctx) = (queue.clone(), ctx.clone());
-        watch_store(
-            Api::<ImageListPullJob>::all(client.clone()),
-            watcher::Config::default(),
-            list_writer,
-            move |change| match change {
-                Change::Applied { new, .. } => queue.add(list_key(new)),
-                Change::Deleted(list) => ctx.created.delete(&list_key(list)),
-                Change::Synced => {}
-            },
-        )
-    };
-    let child_watch = {
-        let queue = queue.clone();
-        watch_store(
-            Api::<ImagePullJob>::all(client.clone()),
-            watcher::Config::default(),
-            child_writer,
-            move |change| {
-                let child = match change {
-                    Change::Applied { new, .. } => new,
-                    Change::Deleted(child) => child,
-                    Change::Synced => return,
-                };
-                if let Some(owner) = owner_key(child) {
-                    queue.add(owner);
-                }
-            },
-        )
-    };
-    let sync_watch = {
-        let (ctx, queue) = (ctx.clone(), queue.clone());
-        async move {
-            let _ = crate::runtime::store_sync::until_synced(&ctx.lists).await;
-            let _ = crate::runtime::store_sync::until_synced(&ctx.children).await;
-            ctx.synced.store(true, Ordering::SeqCst);
-            tracing::info!("imagelistpulljob controller caches synced");
-            for list in ctx.lists.state() {
-                queue.add(list_key(&list));
-            }
-            on_synced();
-            std::future::pending::<()>().await;
+    let expectations = ctx.clone();
+    controller.watch(&lists, move |event, queue| match event {
+        CacheEvent::Applied { new, .. } => queue.add(list_key(new)),
+        CacheEvent::Deleted(list) => expectations.created.delete(&list_key(list)),
+        CacheEvent::Synced => {}
+    });
+    controller.watch(&children, |event, queue| {
+        if let Some(owner) = event.object().and_then(|child| owner_key(child)) {
+            queue.add(owner);
         }
-    };
-    let workers = {
-        let ctx = ctx.clone();
-        queue.run(WORKERS, move |key| {
+    });
+    let initial_keys = move || lists.state().iter().map(|list| list_key(list)).collect();
+    controller
+        .run(initial_keys, on_synced, move |key| {
             let ctx = ctx.clone();
-            async move {
-                if !ctx.synced.load(Ordering::SeqCst) {
-                    return Ok(Some(Duration::from_millis(200)));
-                }
-                let started = Instant::now();
-                let result = reconcile(&ctx, &key).await;
-                let seconds = started.elapsed().as_secs_f64();
-                match &result {
-                    Ok(Some(_)) => ctx.metrics.reconciled(CONTROLLER_NAME, "requeue", seconds),
-                    Ok(None) => ctx.metrics.reconciled(CONTROLLER_NAME, "success", seconds),
-                    Err(error) => {
-                        ctx.metrics.reconciled(CONTROLLER_NAME, "error", seconds);
-                        tracing::warn!(imagelistpulljob = %key, %error, "reconcile failed");
-                    }
-                }
-                result
-            }
+            async move { reconcile(&ctx, &key).await }
         })
-    };
-    tokio::join!(list_watch, child_watch, sync_watch, workers);
+        .await;
 }
 
 fn list_reference(list: &ImageListPullJob) -> ObjectReference {

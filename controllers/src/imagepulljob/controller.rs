@@ -1,5 +1,6 @@
 //! The ImagePullJob controller loop: caches of ImagePullJobs, NodeImages, pods and the synced
-//! pull secrets; a [`WorkQueue`] of jobs fed by their watches (a NodeImage change wakes the
+//! pull secrets (the manager's shared caches); a queue of jobs on the queue harness, fed by their
+//! changes (a NodeImage change wakes the
 //! jobs that target it, a pod change the jobs whose pod selector matches it); and the API
 //! writes the decisions of [`super::core`] call for. Writes are followed by resourceVersion
 //! expectations, so a reconcile never acts on a NodeImage or job older than its own last write
@@ -7,10 +8,7 @@
 
 use std::{
     collections::{BTreeMap, HashSet},
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -22,10 +20,7 @@ use kruise_crds::apps::v1beta1::{ImagePullJob, NodeImage, ReferenceObject};
 use kube::{
     Api, Client, ResourceExt,
     api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams},
-    runtime::{
-        reflector::{self, ObjectRef, Store},
-        watcher,
-    },
+    runtime::reflector::ObjectRef,
 };
 use serde_json::json;
 
@@ -41,12 +36,12 @@ use crate::{
     },
     runtime::{
         Metrics,
+        cache::{CacheEvent, Caches, Informer},
         events::{EventKind, EventRecorder},
         expectations::{
             EXPECTATION_TIMEOUT, ResourceVersionExpectations, Satisfied, ScaleAction, ScaleExpectations,
         },
-        informer::{Change, watch_store},
-        workqueue::{BACKOFF, WorkQueue},
+        harness::QueueController,
     },
 };
 
@@ -57,16 +52,14 @@ pub const WORKERS: usize = 3;
 
 struct Context {
     client: Client,
-    jobs: Store<ImagePullJob>,
-    node_images: Store<NodeImage>,
-    pods: Store<Pod>,
+    jobs: Informer<ImagePullJob>,
+    node_images: Informer<NodeImage>,
+    pods: Informer<Pod>,
     /// Every namespace's secrets (copies in the daemon's namespace and their sources).
-    secrets: Store<Secret>,
+    secrets: Informer<Secret>,
     rv: ResourceVersionExpectations,
     created_secrets: ScaleExpectations,
-    metrics: Metrics,
     recorder: EventRecorder,
-    synced: AtomicBool,
 }
 
 fn job_key(job: &ImagePullJob) -> String {
@@ -130,12 +123,15 @@ fn pod_selected_jobs<'a>(
 
 /// Runs the ImagePullJob controller until the future is dropped; `on_synced` is called once
 /// every cache holds its initial list.
-pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Send) {
-    let (jobs, job_writer) = reflector::store::<ImagePullJob>();
-    let (node_images, node_image_writer) = reflector::store::<NodeImage>();
-    let (pods, pod_writer) = reflector::store::<Pod>();
-    let (secrets, secret_writer) = reflector::store::<Secret>();
-    metrics.init_controller(CONTROLLER_NAME);
+pub async fn run(caches: Caches, metrics: Metrics, on_synced: impl FnOnce() + Send) {
+    let client = caches.client().clone();
+    let (jobs, node_images, pods, secrets) = (
+        caches.informer::<ImagePullJob>(),
+        caches.informer::<NodeImage>(),
+        caches.informer::<Pod>(),
+        caches.informer::<Secret>(),
+    );
+    let mut controller = QueueController::new(CONTROLLER_NAME, WORKERS, metrics);
     let ctx = Arc::new(Context {
         client: client.clone(),
         jobs: jobs.clone(),
@@ -144,137 +140,67 @@ pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Se
         secrets: secrets.clone(),
         rv: ResourceVersionExpectations::new(),
         created_secrets: ScaleExpectations::new(),
-        metrics: metrics.clone(),
         recorder: EventRecorder::new(client.clone(), "imagepulljob-controller"),
-        synced: AtomicBool::new(false),
     });
-    let queue = WorkQueue::new(BACKOFF);
 
-    let job_watch = {
-        let (queue, ctx) = (queue.clone(), ctx.clone());
-        watch_store(
-            Api::<ImagePullJob>::all(client.clone()),
-            watcher::Config::default(),
-            job_writer,
-            move |change| match change {
-                Change::Applied { new, .. } => queue.add(job_key(new)),
-                Change::Deleted(job) => {
-                    ctx.rv.delete(&job_key(job));
-                    ctx.created_secrets.delete(&job_key(job));
-                }
-                Change::Synced => {}
-            },
-        )
-    };
-    let node_image_watch = {
-        let (queue, jobs) = (queue.clone(), jobs.clone());
-        watch_store(
-            Api::<NodeImage>::all(client.clone()),
-            watcher::Config::default(),
-            node_image_writer,
-            move |change| {
-                let (new, old) = match &change {
-                    Change::Applied { new, old } => (*new, old.as_deref()),
-                    Change::Deleted(ni) => (*ni, None),
-                    Change::Synced => return,
-                };
-                for job in jobs.state().iter().filter(|job| is_active(job)) {
-                    if node_image_event_concerns(job, new, old) {
-                        queue.add(job_key(job));
-                    }
-                }
-            },
-        )
-    };
-    let pod_watch = {
-        let (queue, jobs) = (queue.clone(), jobs.clone());
-        watch_store(Api::<Pod>::all(client.clone()), watcher::Config::default(), pod_writer, move |change| {
-            let (pod, old) = match &change {
-                Change::Applied { new, old } if pod_moved(new, old.as_deref()) => (*new, old.as_deref()),
-                Change::Deleted(pod) => (*pod, None),
-                _ => return,
-            };
-            let all = jobs.state();
-            for job in pod_selected_jobs(&all, pod, old) {
+    let expectations = ctx.clone();
+    controller.watch(&jobs, move |event, queue| match event {
+        CacheEvent::Applied { new, .. } => queue.add(job_key(new)),
+        CacheEvent::Deleted(job) => {
+            expectations.rv.delete(&job_key(job));
+            expectations.created_secrets.delete(&job_key(job));
+        }
+        CacheEvent::Synced => {}
+    });
+    let all_jobs = jobs.clone();
+    controller.watch(&node_images, move |event, queue| {
+        let (new, old) = match event {
+            CacheEvent::Applied { new, old } => (new, old.as_deref()),
+            CacheEvent::Deleted(ni) => (ni, None),
+            CacheEvent::Synced => return,
+        };
+        for job in all_jobs.state().iter().filter(|job| is_active(job)) {
+            if node_image_event_concerns(job, new, old) {
                 queue.add(job_key(job));
             }
-        })
-    };
+        }
+    });
+    let all_jobs = jobs.clone();
+    controller.watch(&pods, move |event, queue| {
+        let (pod, old) = match event {
+            CacheEvent::Applied { new, old } if pod_moved(new, old.as_deref()) => (new, old.as_deref()),
+            CacheEvent::Deleted(pod) => (pod, None),
+            _ => return,
+        };
+        let all = all_jobs.state();
+        for job in pod_selected_jobs(&all, pod, old) {
+            queue.add(job_key(job));
+        }
+    });
     // Every secret: a synced copy in the daemon's namespace wakes the jobs it serves, and a
     // source secret that appears or changes wakes the running jobs naming it, so their copies
     // follow the source.
-    let secret_watch = {
-        let (queue, jobs) = (queue.clone(), jobs.clone());
-        watch_store(
-            Api::<Secret>::all(client.clone()),
-            watcher::Config::default(),
-            secret_writer,
-            move |change| {
-                let Change::Applied { new, old } = change else { return };
-                if new.metadata.namespace.as_deref() == Some(DAEMON_CONFIG_NAMESPACE) {
-                    for job in super::core::secret_references(new) {
-                        queue.add(job);
-                    }
-                    return;
-                }
-                let all = jobs.state();
-                for job in jobs_for_source_secret(all.iter().map(|job| &**job), new, old.as_deref()) {
-                    queue.add(job);
-                }
-            },
-        )
-    };
-    let sync_watch = {
-        let (ctx, queue) = (ctx.clone(), queue.clone());
-        async move {
-            let _ = crate::runtime::store_sync::until_synced(&ctx.jobs).await;
-            let _ = crate::runtime::store_sync::until_synced(&ctx.node_images).await;
-            let _ = crate::runtime::store_sync::until_synced(&ctx.pods).await;
-            let _ = crate::runtime::store_sync::until_synced(&ctx.secrets).await;
-            ctx.synced.store(true, Ordering::SeqCst);
-            tracing::info!("imagepulljob controller caches synced");
-            for job in ctx.jobs.state() {
-                queue.add(job_key(&job));
+    let all_jobs = jobs.clone();
+    controller.watch(&secrets, move |event, queue| {
+        let CacheEvent::Applied { new, old } = event else { return };
+        if new.metadata.namespace.as_deref() == Some(DAEMON_CONFIG_NAMESPACE) {
+            for job in super::core::secret_references(new) {
+                queue.add(job);
             }
-            on_synced();
-            std::future::pending::<()>().await;
+            return;
         }
-    };
-    let depth = {
-        let (queue, metrics) = (queue.clone(), metrics.clone());
-        async move {
-            loop {
-                metrics.set_queue_depth(CONTROLLER_NAME, i64::try_from(queue.len()).unwrap_or(i64::MAX));
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
+        let all = all_jobs.state();
+        for job in jobs_for_source_secret(all.iter().map(|job| &**job), new, old.as_deref()) {
+            queue.add(job);
         }
-    };
-    let workers = {
-        let ctx = ctx.clone();
-        queue.run(WORKERS, move |key| {
+    });
+    let initial_keys = move || jobs.state().iter().map(|job| job_key(job)).collect();
+    controller
+        .run(initial_keys, on_synced, move |key| {
             let ctx = ctx.clone();
-            async move { reconcile_and_record(&ctx, &key).await }
+            async move { reconcile(&ctx, &key).await }
         })
-    };
-    tokio::join!(job_watch, node_image_watch, pod_watch, secret_watch, sync_watch, depth, workers);
-}
-
-async fn reconcile_and_record(ctx: &Context, key: &str) -> Result<Option<Duration>, ControllerError> {
-    if !ctx.synced.load(Ordering::SeqCst) {
-        return Ok(Some(Duration::from_millis(200)));
-    }
-    let started = Instant::now();
-    let result = reconcile(ctx, key).await;
-    let seconds = started.elapsed().as_secs_f64();
-    match &result {
-        Ok(Some(_)) => ctx.metrics.reconciled(CONTROLLER_NAME, "requeue", seconds),
-        Ok(None) => ctx.metrics.reconciled(CONTROLLER_NAME, "success", seconds),
-        Err(error) => {
-            ctx.metrics.reconciled(CONTROLLER_NAME, "error", seconds);
-            tracing::warn!(imagepulljob = %key, %error, "reconcile failed");
-        }
-    }
-    result
+        .await;
 }
 
 fn job_reference(job: &ImagePullJob) -> ObjectReference {

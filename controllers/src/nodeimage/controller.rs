@@ -1,15 +1,9 @@
-//! The NodeImage controller loop: watches Nodes, NodeImages and ImagePullJobs, and reconciles
-//! one NodeImage per node name through a [`WorkQueue`] (a NodeImage is reconciled whether or
+//! The NodeImage controller loop: follows the shared caches of Nodes, NodeImages and
+//! ImagePullJobs, and reconciles one NodeImage per node name on the queue harness (a NodeImage is reconciled whether or
 //! not it exists yet). The decisions are in [`super::core`]; this file reads the caches, writes
 //! through the API and publishes Events.
 
-use std::{
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
-    time::{Duration, Instant},
-};
+use std::{sync::Arc, time::Duration};
 
 use k8s_openapi::{
     api::core::v1::{Node, ObjectReference},
@@ -19,10 +13,7 @@ use kruise_crds::apps::v1beta1::{ImagePullJob, NodeImage};
 use kube::{
     Api, Client,
     api::{DeleteParams, ObjectMeta, PostParams},
-    runtime::{
-        reflector::{self, ObjectRef, Store},
-        watcher,
-    },
+    runtime::reflector::ObjectRef,
 };
 
 use super::core::{Lifecycle, OwnerLookup, clean_spec, lifecycle, requeue, status_update};
@@ -30,9 +21,9 @@ use crate::{
     ControllerError,
     runtime::{
         Metrics,
+        cache::{CacheEvent, Caches, Informer},
         events::{EventKind, EventRecorder},
-        informer::{Change, watch_store},
-        workqueue::{BACKOFF, WorkQueue},
+        harness::QueueController,
     },
 };
 
@@ -56,13 +47,11 @@ impl Default for NodeImageOptions {
 
 struct Context {
     client: Client,
-    nodes: Store<Node>,
-    node_images: Store<NodeImage>,
-    jobs: Store<ImagePullJob>,
+    nodes: Informer<Node>,
+    node_images: Informer<NodeImage>,
+    jobs: Informer<ImagePullJob>,
     options: NodeImageOptions,
-    metrics: Metrics,
     recorder: EventRecorder,
-    synced: AtomicBool,
 }
 
 fn labels_of(meta: &ObjectMeta) -> std::collections::BTreeMap<String, String> {
@@ -72,136 +61,81 @@ fn labels_of(meta: &ObjectMeta) -> std::collections::BTreeMap<String, String> {
 /// Runs the NodeImage controller until the future is dropped; `on_synced` is called once every
 /// cache holds its initial list.
 pub async fn run(
-    client: Client,
+    caches: Caches,
     metrics: Metrics,
     options: NodeImageOptions,
     on_synced: impl FnOnce() + Send,
 ) {
-    let (nodes, node_writer) = reflector::store::<Node>();
-    let (node_images, node_image_writer) = reflector::store::<NodeImage>();
-    let (jobs, job_writer) = reflector::store::<ImagePullJob>();
-    metrics.init_controller(CONTROLLER_NAME);
+    let client = caches.client().clone();
+    let (nodes, node_images, jobs) =
+        (caches.informer::<Node>(), caches.informer::<NodeImage>(), caches.informer::<ImagePullJob>());
+    let mut controller = QueueController::new(CONTROLLER_NAME, WORKERS, metrics);
     let ctx = Arc::new(Context {
         client: client.clone(),
         nodes: nodes.clone(),
         node_images: node_images.clone(),
         jobs: jobs.clone(),
         options,
-        metrics: metrics.clone(),
         recorder: EventRecorder::new(client.clone(), "nodeimage-controller"),
-        synced: AtomicBool::new(false),
     });
-    let queue = WorkQueue::new(BACKOFF);
 
-    let node_watch = {
-        let (queue, node_images) = (queue.clone(), node_images.clone());
-        watch_store(
-            Api::<Node>::all(client.clone()),
-            watcher::Config::default(),
-            node_writer,
-            move |change| match change {
-                Change::Applied { new, old } => {
-                    let name = new.metadata.name.clone().unwrap_or_default();
-                    let node_image = node_images.get(&ObjectRef::new(&name));
-                    let labels_changed = node_image
-                        .as_ref()
-                        .is_none_or(|ni| labels_of(&ni.metadata) != labels_of(&new.metadata));
-                    let ready_changed = old.as_ref().is_none_or(|old| {
-                        super::core::ready_for(old, Timestamp::now()).is_some()
-                            != super::core::ready_for(new, Timestamp::now()).is_some()
-                    });
-                    if new.metadata.deletion_timestamp.is_some()
-                        || labels_changed
-                        || (node_image.is_none() && ready_changed)
-                    {
-                        queue.add(name);
-                    }
-                }
-                Change::Deleted(node) => queue.add(node.metadata.name.clone().unwrap_or_default()),
-                Change::Synced => {}
-            },
-        )
-    };
-    let node_image_watch = {
-        let queue = queue.clone();
-        watch_store(
-            Api::<NodeImage>::all(client.clone()),
-            watcher::Config::default(),
-            node_image_writer,
-            move |change| match change {
-                Change::Applied { new, .. } => queue.add(new.metadata.name.clone().unwrap_or_default()),
-                Change::Deleted(ni) => queue.add(ni.metadata.name.clone().unwrap_or_default()),
-                Change::Synced => {}
-            },
-        )
-    };
-    let job_watch = {
-        let (queue, node_images) = (queue.clone(), node_images.clone());
-        watch_store(
-            Api::<ImagePullJob>::all(client.clone()),
-            watcher::Config::default(),
-            job_writer,
-            move |change| {
-                // A deleted job: its tags leave the NodeImages that have them.
-                if let Change::Deleted(job) = change {
-                    let uid = job.metadata.uid.clone();
-                    for ni in node_images.state() {
-                        let owned = ni.spec.images.values().flat_map(|image| &image.tags).any(|tag| {
-                            tag.owner_references.iter().any(|owner| owner.uid.is_some() && owner.uid == uid)
-                        });
-                        if owned {
-                            queue.add(ni.metadata.name.clone().unwrap_or_default());
-                        }
-                    }
-                }
-            },
-        )
-    };
-    let sync_watch = {
-        let ctx = ctx.clone();
-        let queue = queue.clone();
-        async move {
-            let _ = crate::runtime::store_sync::until_synced(&nodes).await;
-            let _ = crate::runtime::store_sync::until_synced(&node_images).await;
-            let _ = crate::runtime::store_sync::until_synced(&jobs).await;
-            ctx.synced.store(true, Ordering::SeqCst);
-            tracing::info!("nodeimage controller caches synced");
-            for node in ctx.nodes.state() {
-                queue.add(node.metadata.name.clone().unwrap_or_default());
+    let cached_images = node_images.clone();
+    controller.watch(&nodes, move |event, queue| match event {
+        CacheEvent::Applied { new, old } => {
+            let name = new.metadata.name.clone().unwrap_or_default();
+            let node_image = cached_images.get(&ObjectRef::new(&name));
+            let labels_changed =
+                node_image.as_ref().is_none_or(|ni| labels_of(&ni.metadata) != labels_of(&new.metadata));
+            let ready_changed = old.as_ref().is_none_or(|old| {
+                super::core::ready_for(old, Timestamp::now()).is_some()
+                    != super::core::ready_for(new, Timestamp::now()).is_some()
+            });
+            if new.metadata.deletion_timestamp.is_some()
+                || labels_changed
+                || (node_image.is_none() && ready_changed)
+            {
+                queue.add(name);
             }
-            for ni in ctx.node_images.state() {
-                queue.add(ni.metadata.name.clone().unwrap_or_default());
+        }
+        CacheEvent::Deleted(node) => queue.add(node.metadata.name.clone().unwrap_or_default()),
+        CacheEvent::Synced => {}
+    });
+    controller.watch(&node_images, |event, queue| {
+        if let Some(ni) = event.object() {
+            queue.add(ni.metadata.name.clone().unwrap_or_default());
+        }
+    });
+    let cached_images = node_images.clone();
+    controller.watch(&jobs, move |event, queue| {
+        // A deleted job: its tags leave the NodeImages that have them.
+        if let CacheEvent::Deleted(job) = event {
+            let uid = job.metadata.uid.clone();
+            for ni in cached_images.state() {
+                let owned = ni.spec.images.values().flat_map(|image| &image.tags).any(|tag| {
+                    tag.owner_references.iter().any(|owner| owner.uid.is_some() && owner.uid == uid)
+                });
+                if owned {
+                    queue.add(ni.metadata.name.clone().unwrap_or_default());
+                }
             }
-            on_synced();
-            std::future::pending::<()>().await;
+        }
+    });
+    let initial_keys = {
+        let (nodes, node_images) = (nodes.clone(), node_images.clone());
+        move || {
+            let names = nodes.state().into_iter().map(|n| n.metadata.name.clone());
+            names
+                .chain(node_images.state().into_iter().map(|ni| ni.metadata.name.clone()))
+                .flatten()
+                .collect()
         }
     };
-    let workers = {
-        let ctx = ctx.clone();
-        queue.run(WORKERS, move |name| {
+    controller
+        .run(initial_keys, on_synced, move |name| {
             let ctx = ctx.clone();
-            async move { reconcile_and_record(&ctx, &name).await }
+            async move { reconcile(&ctx, &name).await }
         })
-    };
-    tokio::join!(node_watch, node_image_watch, job_watch, sync_watch, workers);
-}
-
-async fn reconcile_and_record(ctx: &Context, name: &str) -> Result<Option<Duration>, ControllerError> {
-    if !ctx.synced.load(Ordering::SeqCst) {
-        return Ok(Some(Duration::from_millis(200)));
-    }
-    let started = Instant::now();
-    let result = reconcile(ctx, name).await;
-    let seconds = started.elapsed().as_secs_f64();
-    match &result {
-        Ok(Some(_)) => ctx.metrics.reconciled(CONTROLLER_NAME, "requeue", seconds),
-        Ok(None) => ctx.metrics.reconciled(CONTROLLER_NAME, "success", seconds),
-        Err(error) => {
-            ctx.metrics.reconciled(CONTROLLER_NAME, "error", seconds);
-            tracing::warn!(nodeimage = %name, %error, "reconcile failed");
-        }
-    }
-    result
+        .await;
 }
 
 /// Looks up an ImagePullJob named by a tag's owner reference: in the cache, else (it may be

@@ -1,29 +1,19 @@
-//! The NodePodProbe controller loop: caches of NodePodProbes, nodes, pods and PodProbeMarkers;
-//! a [`WorkQueue`] of node names fed by their watches (a ready node without a NodePodProbe, a
+//! The NodePodProbe controller loop: the shared caches of NodePodProbes, nodes, pods and
+//! PodProbeMarkers; a queue of node names on the queue harness, fed by their changes (a ready node without a NodePodProbe, a
 //! node deleted, a NodePodProbe whose status changed, a listed pod deleted or finished); and
 //! the writes [`super::core`] calls for. Pod labels and annotations are merge-patched, pod
 //! conditions written through the status subresource with the pod's resourceVersion (upstream
 //! writes both through `pods/status`, which a real API server does not apply to metadata:
 //! openkruise/kruise#1597).
 
-use std::{
-    collections::BTreeMap,
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
-    time::{Duration, Instant},
-};
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kruise_crds::apps::v1alpha1::{NodePodProbe, PodProbeMarker, PodProbeStatus};
 use kube::{
     Api, Client, ResourceExt,
     api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams},
-    runtime::{
-        reflector::{self, ObjectRef, Store},
-        watcher,
-    },
+    runtime::reflector::ObjectRef,
 };
 
 use super::core::{marks, metadata_patch, node_is_probed, node_is_ready, prune_spec, updated_conditions};
@@ -31,8 +21,8 @@ use crate::{
     ControllerError,
     runtime::{
         Metrics,
-        informer::{Change, watch_store},
-        workqueue::{BACKOFF, WorkQueue},
+        cache::{CacheEvent, Caches, Informer},
+        harness::QueueController,
     },
 };
 
@@ -45,12 +35,10 @@ const CONFLICT_RETRIES: usize = 5;
 
 struct Context {
     client: Client,
-    probes: Store<NodePodProbe>,
-    nodes: Store<Node>,
-    pods: Store<Pod>,
-    markers: Store<PodProbeMarker>,
-    metrics: Metrics,
-    synced: AtomicBool,
+    probes: Informer<NodePodProbe>,
+    nodes: Informer<Node>,
+    pods: Informer<Pod>,
+    markers: Informer<PodProbeMarker>,
 }
 
 fn node_of(pod: &Pod) -> Option<String> {
@@ -58,7 +46,7 @@ fn node_of(pod: &Pod) -> Option<String> {
 }
 
 /// Whether the node's NodePodProbe lists the pod.
-fn lists_pod(probes: &Store<NodePodProbe>, node: &str, pod: &Pod) -> bool {
+fn lists_pod(probes: &Informer<NodePodProbe>, node: &str, pod: &Pod) -> bool {
     probes.get(&ObjectRef::new(node)).is_some_and(|npp| {
         npp.spec.pod_probes.iter().any(|p| {
             Some(&p.name) == pod.metadata.name.as_ref()
@@ -69,138 +57,76 @@ fn lists_pod(probes: &Store<NodePodProbe>, node: &str, pod: &Pod) -> bool {
 
 /// Runs the NodePodProbe controller until the future is dropped; `on_synced` is called once
 /// every cache holds its initial list.
-pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Send) {
-    let (probes, probe_writer) = reflector::store::<NodePodProbe>();
-    let (nodes, node_writer) = reflector::store::<Node>();
-    let (pods, pod_writer) = reflector::store::<Pod>();
-    let (markers, marker_writer) = reflector::store::<PodProbeMarker>();
-    metrics.init_controller(CONTROLLER_NAME);
+pub async fn run(caches: Caches, metrics: Metrics, on_synced: impl FnOnce() + Send) {
+    let (probes, nodes, pods, markers) = (
+        caches.informer::<NodePodProbe>(),
+        caches.informer::<Node>(),
+        caches.informer::<Pod>(),
+        caches.informer::<PodProbeMarker>(),
+    );
+    let mut controller = QueueController::new(CONTROLLER_NAME, WORKERS, metrics);
     let ctx = Arc::new(Context {
-        client: client.clone(),
+        client: caches.client().clone(),
         probes: probes.clone(),
         nodes: nodes.clone(),
         pods: pods.clone(),
         markers: markers.clone(),
-        metrics: metrics.clone(),
-        synced: AtomicBool::new(false),
     });
-    let queue = WorkQueue::new(BACKOFF);
-    let probe_watch = {
-        let queue = queue.clone();
-        watch_store(
-            Api::<NodePodProbe>::all(client.clone()),
-            watcher::Config::default(),
-            probe_writer,
-            move |change| match change {
-                Change::Applied { new, old } if old.as_ref().is_none_or(|old| old.status != new.status) => {
-                    queue.add(new.name_any())
-                }
-                Change::Deleted(npp) => queue.add(npp.name_any()),
-                _ => {}
-            },
-        )
-    };
-    let node_watch = {
-        let (queue, probes) = (queue.clone(), probes.clone());
-        watch_store(
-            Api::<Node>::all(client.clone()),
-            watcher::Config::default(),
-            node_writer,
-            move |change| {
-                let (node, deleted) = match change {
-                    Change::Applied { new, .. } => (new, new.metadata.deletion_timestamp.is_some()),
-                    Change::Deleted(node) => (node, true),
-                    Change::Synced => return,
-                };
-                if !node_is_probed(node) {
-                    return;
-                }
-                let name = node.name_any();
-                let exists = probes.get(&ObjectRef::new(&name)).is_some();
-                if (deleted && exists) || (!deleted && !exists && node_is_ready(node)) {
-                    queue.add(name);
-                }
-            },
-        )
-    };
-    let pod_watch = {
-        let (queue, probes) = (queue.clone(), probes.clone());
-        watch_store(Api::<Pod>::all(client.clone()), watcher::Config::default(), pod_writer, move |change| {
-            use crate::cloneset::core::pods::is_pod_active;
-            let pod = match change {
-                Change::Applied { new, old: Some(old) } if is_pod_active(&old) && !is_pod_active(new) => new,
-                Change::Deleted(pod) => pod,
-                _ => return,
-            };
-            if let Some(node) = node_of(pod)
-                && lists_pod(&probes, &node, pod)
-            {
-                queue.add(node);
-            }
-        })
-    };
-    let marker_watch = watch_store(
-        Api::<PodProbeMarker>::all(client.clone()),
-        watcher::Config::default(),
-        marker_writer,
-        |_| {},
-    );
-    let sync_watch = {
-        let (ctx, queue) = (ctx.clone(), queue.clone());
-        async move {
-            let _ = crate::runtime::store_sync::until_synced(&ctx.probes).await;
-            let _ = crate::runtime::store_sync::until_synced(&ctx.nodes).await;
-            let _ = crate::runtime::store_sync::until_synced(&ctx.pods).await;
-            let _ = crate::runtime::store_sync::until_synced(&ctx.markers).await;
-            ctx.synced.store(true, Ordering::SeqCst);
-            tracing::info!("nodepodprobe controller caches synced");
-            for npp in ctx.probes.state() {
-                queue.add(npp.name_any());
-            }
-            for node in ctx.nodes.state() {
-                if node_is_probed(&node) && node_is_ready(&node) {
-                    queue.add(node.name_any());
-                }
-            }
-            on_synced();
-            std::future::pending::<()>().await;
+    controller.watch(&probes, |event, queue| match event {
+        CacheEvent::Applied { new, old } if old.as_ref().is_none_or(|old| old.status != new.status) => {
+            queue.add(new.name_any())
         }
-    };
-    let depth = {
-        let (queue, metrics) = (queue.clone(), metrics.clone());
-        async move {
-            loop {
-                metrics.set_queue_depth(CONTROLLER_NAME, i64::try_from(queue.len()).unwrap_or(i64::MAX));
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
+        CacheEvent::Deleted(npp) => queue.add(npp.name_any()),
+        _ => {}
+    });
+    let node_probes = probes.clone();
+    controller.watch(&nodes, move |event, queue| {
+        let (node, deleted) = match event {
+            CacheEvent::Applied { new, .. } => (new, new.metadata.deletion_timestamp.is_some()),
+            CacheEvent::Deleted(node) => (node, true),
+            CacheEvent::Synced => return,
+        };
+        if !node_is_probed(node) {
+            return;
         }
+        let name = node.name_any();
+        let exists = node_probes.get(&ObjectRef::new(&name)).is_some();
+        if (deleted && exists) || (!deleted && !exists && node_is_ready(node)) {
+            queue.add(name);
+        }
+    });
+    let pod_probes = probes.clone();
+    controller.watch(&pods, move |event, queue| {
+        use crate::cloneset::core::pods::is_pod_active;
+        let pod = match event {
+            CacheEvent::Applied { new, old: Some(old) } if is_pod_active(old) && !is_pod_active(new) => new,
+            CacheEvent::Deleted(pod) => pod,
+            _ => return,
+        };
+        if let Some(node) = node_of(pod)
+            && lists_pod(&pod_probes, &node, pod)
+        {
+            queue.add(node);
+        }
+    });
+    controller.reads(&markers);
+    let initial_keys = move || {
+        let mut keys: Vec<String> = probes.state().iter().map(|npp| npp.name_any()).collect();
+        keys.extend(
+            nodes
+                .state()
+                .iter()
+                .filter(|node| node_is_probed(node) && node_is_ready(node))
+                .map(|node| node.name_any()),
+        );
+        keys
     };
-    let workers = {
-        let ctx = ctx.clone();
-        queue.run(WORKERS, move |key| {
+    controller
+        .run(initial_keys, on_synced, move |key| {
             let ctx = ctx.clone();
-            async move { reconcile_and_record(&ctx, &key).await }
+            async move { reconcile(&ctx, &key).await }
         })
-    };
-    tokio::join!(probe_watch, node_watch, pod_watch, marker_watch, sync_watch, depth, workers);
-}
-
-async fn reconcile_and_record(ctx: &Context, key: &str) -> Result<Option<Duration>, ControllerError> {
-    if !ctx.synced.load(Ordering::SeqCst) {
-        return Ok(Some(Duration::from_millis(200)));
-    }
-    let started = Instant::now();
-    let result = reconcile(ctx, key).await;
-    let seconds = started.elapsed().as_secs_f64();
-    match &result {
-        Ok(Some(_)) => ctx.metrics.reconciled(CONTROLLER_NAME, "requeue", seconds),
-        Ok(None) => ctx.metrics.reconciled(CONTROLLER_NAME, "success", seconds),
-        Err(error) => {
-            ctx.metrics.reconciled(CONTROLLER_NAME, "error", seconds);
-            tracing::warn!(nodepodprobe = %key, %error, "reconcile failed");
-        }
-    }
-    result
+        .await;
 }
 
 async fn reconcile(ctx: &Context, name: &str) -> Result<Option<Duration>, ControllerError> {

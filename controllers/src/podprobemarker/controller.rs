@@ -1,27 +1,17 @@
-//! The PodProbeMarker controller loop: caches of markers, pods and nodes; a [`WorkQueue`] of
-//! markers fed by their watch (and by pods that became probe targets or changed IP or labels);
+//! The PodProbeMarker controller loop: the shared caches of markers, pods and nodes; a queue of
+//! markers on the queue harness, fed by their changes (and by pods that became probe targets or changed IP or labels);
 //! and the writes [`super::core`] calls for. NodePodProbes are read fresh and replaced with
 //! their resourceVersion, so a concurrent write (the NodePodProbe controller pruning, another
 //! marker) is retried rather than lost.
 
-use std::{
-    collections::BTreeMap,
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
-    time::{Duration, Instant},
-};
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kruise_crds::apps::v1alpha1::{NodePodProbe, PodProbeMarker};
 use kube::{
     Api, Client, ResourceExt,
     api::{Patch, PatchParams, PostParams},
-    runtime::{
-        reflector::{self, ObjectRef, Store},
-        watcher,
-    },
+    runtime::reflector::ObjectRef,
 };
 use serde_json::json;
 
@@ -34,8 +24,8 @@ use crate::{
     imagejob::{key, split_key},
     runtime::{
         Metrics,
-        informer::{Change, watch_store},
-        workqueue::{BACKOFF, WorkQueue},
+        cache::{CacheEvent, Caches, Informer},
+        harness::QueueController,
     },
 };
 
@@ -48,11 +38,9 @@ const NODE_PROBE_MISSING_RETRY: Duration = Duration::from_secs(2);
 
 struct Context {
     client: Client,
-    markers: Store<PodProbeMarker>,
-    pods: Store<Pod>,
-    nodes: Store<Node>,
-    metrics: Metrics,
-    synced: AtomicBool,
+    markers: Informer<PodProbeMarker>,
+    pods: Informer<Pod>,
+    nodes: Informer<Node>,
 }
 
 fn marker_key(marker: &PodProbeMarker) -> String {
@@ -64,97 +52,39 @@ fn marker_key(marker: &PodProbeMarker) -> String {
 
 /// Runs the PodProbeMarker controller until the future is dropped; `on_synced` is called once
 /// every cache holds its initial list.
-pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Send) {
-    let (markers, marker_writer) = reflector::store::<PodProbeMarker>();
-    let (pods, pod_writer) = reflector::store::<Pod>();
-    let (nodes, node_writer) = reflector::store::<Node>();
-    metrics.init_controller(CONTROLLER_NAME);
+pub async fn run(caches: Caches, metrics: Metrics, on_synced: impl FnOnce() + Send) {
+    let (markers, pods, nodes) =
+        (caches.informer::<PodProbeMarker>(), caches.informer::<Pod>(), caches.informer::<Node>());
+    let mut controller = QueueController::new(CONTROLLER_NAME, WORKERS, metrics);
     let ctx = Arc::new(Context {
-        client: client.clone(),
+        client: caches.client().clone(),
         markers: markers.clone(),
         pods: pods.clone(),
         nodes: nodes.clone(),
-        metrics: metrics.clone(),
-        synced: AtomicBool::new(false),
     });
-    let queue = WorkQueue::new(BACKOFF);
-    let marker_watch = {
-        let queue = queue.clone();
-        watch_store(
-            Api::<PodProbeMarker>::all(client.clone()),
-            watcher::Config::default(),
-            marker_writer,
-            move |change| {
-                if let Change::Applied { new, .. } = change {
-                    queue.add(marker_key(new));
-                }
-            },
-        )
-    };
-    let pod_watch = {
-        let (queue, markers) = (queue.clone(), markers.clone());
-        watch_store(Api::<Pod>::all(client.clone()), watcher::Config::default(), pod_writer, move |change| {
-            let Change::Applied { new, old } = change else { return };
-            if !pod_change_matters(new, old.as_deref()) {
-                return;
-            }
-            for marker in markers.state().iter().filter(|m| marker_selects(m, new)) {
-                queue.add(marker_key(marker));
-            }
-        })
-    };
-    let node_watch =
-        watch_store(Api::<Node>::all(client.clone()), watcher::Config::default(), node_writer, |_| {});
-    let sync_watch = {
-        let (ctx, queue) = (ctx.clone(), queue.clone());
-        async move {
-            let _ = crate::runtime::store_sync::until_synced(&ctx.markers).await;
-            let _ = crate::runtime::store_sync::until_synced(&ctx.pods).await;
-            let _ = crate::runtime::store_sync::until_synced(&ctx.nodes).await;
-            ctx.synced.store(true, Ordering::SeqCst);
-            tracing::info!("podprobemarker controller caches synced");
-            for marker in ctx.markers.state() {
-                queue.add(marker_key(&marker));
-            }
-            on_synced();
-            std::future::pending::<()>().await;
+    controller.watch(&markers, |event, queue| {
+        if let CacheEvent::Applied { new, .. } = event {
+            queue.add(marker_key(new));
         }
-    };
-    let depth = {
-        let (queue, metrics) = (queue.clone(), metrics.clone());
-        async move {
-            loop {
-                metrics.set_queue_depth(CONTROLLER_NAME, i64::try_from(queue.len()).unwrap_or(i64::MAX));
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
+    });
+    let all_markers = markers.clone();
+    controller.watch(&pods, move |event, queue| {
+        let CacheEvent::Applied { new, old } = event else { return };
+        if !pod_change_matters(new, old.as_deref()) {
+            return;
         }
-    };
-    let workers = {
-        let ctx = ctx.clone();
-        queue.run(WORKERS, move |key| {
+        for marker in all_markers.state().iter().filter(|m| marker_selects(m, new)) {
+            queue.add(marker_key(marker));
+        }
+    });
+    controller.reads(&nodes);
+    let initial_keys = move || markers.state().iter().map(|marker| marker_key(marker)).collect();
+    controller
+        .run(initial_keys, on_synced, move |key| {
             let ctx = ctx.clone();
-            async move { reconcile_and_record(&ctx, &key).await }
+            async move { reconcile(&ctx, &key).await }
         })
-    };
-    tokio::join!(marker_watch, pod_watch, node_watch, sync_watch, depth, workers);
-}
-
-async fn reconcile_and_record(ctx: &Context, key: &str) -> Result<Option<Duration>, ControllerError> {
-    if !ctx.synced.load(Ordering::SeqCst) {
-        return Ok(Some(Duration::from_millis(200)));
-    }
-    let started = Instant::now();
-    let result = reconcile(ctx, key).await;
-    let seconds = started.elapsed().as_secs_f64();
-    match &result {
-        Ok(Some(_)) => ctx.metrics.reconciled(CONTROLLER_NAME, "requeue", seconds),
-        Ok(None) => ctx.metrics.reconciled(CONTROLLER_NAME, "success", seconds),
-        Err(error) => {
-            ctx.metrics.reconciled(CONTROLLER_NAME, "error", seconds);
-            tracing::warn!(podprobemarker = %key, %error, "reconcile failed");
-        }
-    }
-    result
+        .await;
 }
 
 /// The selected probe targets grouped by node, leaving out pods whose node is unknown and

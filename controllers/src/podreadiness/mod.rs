@@ -8,14 +8,12 @@
 //! condition yet, as upstream does, so that a Deployment's or a Job's pods still become Ready. Afterwards the condition belongs to whoever changes it (PodUnavailableBudget,
 //! in-place updates).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
 use kube::{
     Api, Client, ResourceExt,
     api::{Patch, PatchParams},
-    runtime::{WatchStreamExt, watcher},
 };
 use serde_json::json;
 
@@ -23,7 +21,8 @@ use crate::{
     ControllerError,
     runtime::{
         Metrics,
-        workqueue::{BACKOFF, WorkQueue},
+        cache::{CacheEvent, Caches, Informer},
+        harness::QueueController,
     },
 };
 
@@ -64,75 +63,36 @@ fn pod_key(pod: &Pod) -> String {
     format!("{}/{}", pod.metadata.namespace.as_deref().unwrap_or_default(), pod.name_any())
 }
 
-/// Runs the controller until the future is dropped; `on_synced` is called once the watch has
-/// listed every pod. It keeps no pod cache: a pod needing the condition is queued from the watch
-/// event and read again when its turn comes, so the manager's memory does not grow with it.
-pub async fn run(client: Client, metrics: Metrics, on_synced: impl FnOnce() + Send) {
-    metrics.init_controller(CONTROLLER_NAME);
-    let queue = WorkQueue::new(BACKOFF);
-    let pod_watch = {
-        let queue = queue.clone();
-        let mut on_synced = Some(on_synced);
-        let mut stream =
-            watcher(Api::<Pod>::all(client.clone()), watcher::Config::default()).default_backoff().boxed();
-        async move {
-            while let Some(event) = stream.next().await {
-                match event {
-                    Ok(watcher::Event::Apply(pod) | watcher::Event::InitApply(pod))
-                        if needs_condition(&pod) =>
-                    {
-                        queue.add(pod_key(&pod));
-                    }
-                    Ok(watcher::Event::InitDone) => {
-                        if let Some(on_synced) = on_synced.take() {
-                            tracing::info!("podreadiness controller watch synced");
-                            on_synced();
-                        }
-                    }
-                    Ok(_) => {}
-                    Err(error) => tracing::debug!(%error, "pod watch error (retrying with back-off)"),
-                }
-            }
+/// Runs the controller until the future is dropped; `on_synced` is called once the shared pod
+/// cache holds every pod. A pod needing the condition is queued from its change and read again
+/// from the cache when its turn comes.
+pub async fn run(caches: Caches, metrics: Metrics, on_synced: impl FnOnce() + Send) {
+    let pods = caches.informer::<Pod>();
+    let mut controller = QueueController::new(CONTROLLER_NAME, WORKERS, metrics);
+    controller.watch(&pods, |event, queue| {
+        if let CacheEvent::Applied { new, .. } = event
+            && needs_condition(new)
+        {
+            queue.add(pod_key(new));
         }
-    };
-    let depth = {
-        let (queue, metrics) = (queue.clone(), metrics.clone());
-        async move {
-            loop {
-                metrics.set_queue_depth(CONTROLLER_NAME, i64::try_from(queue.len()).unwrap_or(i64::MAX));
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-        }
-    };
-    let workers = queue.run(WORKERS, move |key| {
-        let (client, metrics) = (client.clone(), metrics.clone());
-        async move { reconcile_and_record(&client, &metrics, &key).await }
     });
-    tokio::join!(pod_watch, depth, workers);
+    let client = caches.client().clone();
+    controller
+        .run(Vec::new, on_synced, move |key| {
+            let (client, pods) = (client.clone(), pods.clone());
+            async move { reconcile(&client, &pods, &key).await }
+        })
+        .await;
 }
 
-async fn reconcile_and_record(
+async fn reconcile(
     client: &Client,
-    metrics: &Metrics,
+    pods: &Informer<Pod>,
     key: &str,
 ) -> Result<Option<Duration>, ControllerError> {
-    let started = Instant::now();
-    let result = reconcile(client, key).await;
-    let seconds = started.elapsed().as_secs_f64();
-    match &result {
-        Ok(_) => metrics.reconciled(CONTROLLER_NAME, "success", seconds),
-        Err(error) => {
-            metrics.reconciled(CONTROLLER_NAME, "error", seconds);
-            tracing::warn!(pod = %key, %error, "reconcile failed");
-        }
-    }
-    result
-}
-
-async fn reconcile(client: &Client, key: &str) -> Result<Option<Duration>, ControllerError> {
     let (namespace, name) = key.split_once('/').unwrap_or(("", key));
     let api: Api<Pod> = Api::namespaced(client.clone(), namespace);
-    let Some(pod) = api.get_opt(name).await? else { return Ok(None) };
+    let Some(pod) = pods.get_named(Some(namespace), name) else { return Ok(None) };
     if !needs_condition(&pod) {
         return Ok(None);
     }

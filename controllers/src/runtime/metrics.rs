@@ -108,6 +108,8 @@ impl Metrics {
         }
         let _ = self.errors.get_or_create(&Self::labels(controller));
         let _ = self.expectation_timeouts.get_or_create(&Self::labels(controller));
+        let _ = self.queue_depth.get_or_create(&Self::labels(controller));
+        let _ = self.durations.get_or_create(&Self::labels(controller));
         for method in ["inplace", "recreate"] {
             let _ = self
                 .pod_updates

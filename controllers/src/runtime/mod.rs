@@ -2,14 +2,14 @@
 //! `/healthz`, `/readyz` and `/metrics`, and stops cleanly (releasing the lease) on shutdown.
 //! The webhook server runs on every replica, outside leader election.
 
+pub mod cache;
 pub mod events;
 pub mod expectations;
-pub mod informer;
+pub mod harness;
 pub mod leader;
 pub mod metrics;
 pub mod owner_index;
 pub mod queue;
-pub mod store_sync;
 pub mod workload;
 pub mod workqueue;
 
@@ -26,8 +26,8 @@ pub use metrics::Metrics;
 /// A controller's main loop; it runs until the future is dropped (leadership lost or shutdown).
 pub type ControllerTask = Pin<Box<dyn Future<Output = ()> + Send>>;
 
-/// Starts a controller for the current leadership term.
-pub type ControllerStarter = Arc<dyn Fn(Client) -> ControllerTask + Send + Sync>;
+/// Starts a controller for the current leadership term, reading the term's shared caches.
+pub type ControllerStarter = Arc<dyn Fn(cache::Caches) -> ControllerTask + Send + Sync>;
 
 /// How the manager runs.
 #[derive(Clone, Debug)]
@@ -112,9 +112,11 @@ impl Manager {
                 result = leading_rx.wait_for(|leading| *leading) => if result.is_err() { break },
             }
             tracing::info!(controllers = controllers.len(), "leading: starting controllers");
+            // One cache per kind for the whole term, shared by every controller.
+            let caches = cache::Caches::new(self.client.clone());
             let tasks: Vec<_> = controllers
                 .iter()
-                .map(|start| AbortOnDropHandle::new(tokio::spawn(start(self.client.clone()))))
+                .map(|start| AbortOnDropHandle::new(tokio::spawn(start(caches.clone()))))
                 .collect();
             let stop = tokio::select! {
                 _ = &mut shutdown => true,
@@ -131,6 +133,7 @@ impl Manager {
             for task in tasks {
                 let _ = task.await;
             }
+            drop(caches);
             if stop {
                 break;
             }

@@ -5,20 +5,12 @@
 //! the cluster, not with the CloneSet: at 10,000 pods it dominated the manager's CPU. Upstream
 //! lists a workload's pods through an owner-UID indexer for the same reason.
 //!
-//! The index holds the very `Arc`s of the reflector's [`Store`] (no second copy of the
-//! objects). It follows the watch stream after the store applied each event: an object applied
-//! is (re)filed under its owner, a deleted one removed, and a completed (re)list rebuilds the
-//! index from the store.
+//! The index holds the very `Arc`s of its [`super::cache::Informer`] (no second copy of the
+//! objects), which files every object it caches and drops every object it forgets.
 
 use std::{collections::HashMap, sync::Arc};
 
-use kube::{
-    Resource, ResourceExt,
-    runtime::{
-        reflector::{ObjectRef, Store},
-        watcher,
-    },
-};
+use kube::{Resource, ResourceExt, runtime::reflector::ObjectRef};
 use parking_lot::RwLock;
 
 /// Where an object is filed.
@@ -91,27 +83,14 @@ impl<K> OwnerIndex<K>
 where
     K: Resource<DynamicType = ()> + Clone + 'static,
 {
-    /// Follows one watch event that `store` has already applied.
-    pub fn apply(&self, event: &watcher::Event<K>, store: &Store<K>) {
-        match event {
-            watcher::Event::Apply(object) => {
-                let key = ObjectRef::from_obj(object);
-                let mut entries = self.entries.write();
-                match store.get(&key) {
-                    Some(cached) => entries.insert(key, cached),
-                    None => entries.remove(&key),
-                }
-            }
-            watcher::Event::Delete(object) => self.entries.write().remove(&ObjectRef::from_obj(object)),
-            watcher::Event::InitDone => {
-                let mut rebuilt = Entries::default();
-                for object in store.state() {
-                    rebuilt.insert(ObjectRef::from_obj(object.as_ref()), object);
-                }
-                *self.entries.write() = rebuilt;
-            }
-            watcher::Event::Init | watcher::Event::InitApply(_) => {}
-        }
+    /// Files (or refiles) the cached `object` under its controlling owner.
+    pub fn insert(&self, object: Arc<K>) {
+        self.entries.write().insert(super::cache::key_of(object.as_ref()), object);
+    }
+
+    /// Drops the object with this key.
+    pub fn remove(&self, key: &ObjectRef<K>) {
+        self.entries.write().remove(key);
     }
 
     /// The objects of `namespace` controlled by the owner with UID `owner_uid`, then those no
@@ -129,7 +108,6 @@ where
 #[cfg(test)]
 mod tests {
     use k8s_openapi::{api::core::v1::Pod, apimachinery::pkg::apis::meta::v1::OwnerReference};
-    use kube::runtime::{reflector, watcher::Event};
 
     use super::*;
 
@@ -150,45 +128,24 @@ mod tests {
         pod
     }
 
-    /// A store, its writer and an index that follows both.
-    struct Fixture {
-        store: Store<Pod>,
-        writer: reflector::store::Writer<Pod>,
-        index: OwnerIndex<Pod>,
+    fn names(index: &OwnerIndex<Pod>, namespace: &str, uid: &str) -> Vec<String> {
+        let mut names: Vec<String> =
+            index.owned_or_orphaned(namespace, uid).iter().map(|p| p.name_any()).collect();
+        names.sort();
+        names
     }
 
-    impl Fixture {
-        fn new() -> Self {
-            let (store, writer) = reflector::store::<Pod>();
-            Self { store, writer, index: OwnerIndex::default() }
-        }
-
-        fn event(&mut self, event: Event<Pod>) {
-            self.writer.apply_watcher_event(&event);
-            self.index.apply(&event, &self.store);
-        }
-
-        fn names(&self, namespace: &str, uid: &str) -> Vec<String> {
-            let mut names: Vec<String> =
-                self.index.owned_or_orphaned(namespace, uid).iter().map(|p| p.name_any()).collect();
-            names.sort();
-            names
-        }
-    }
-
-    fn listed(pods: Vec<Pod>) -> Fixture {
-        let mut fixture = Fixture::new();
-        fixture.event(Event::Init);
+    fn indexed(pods: Vec<Pod>) -> OwnerIndex<Pod> {
+        let index = OwnerIndex::default();
         for pod in pods {
-            fixture.event(Event::InitApply(pod));
+            index.insert(Arc::new(pod));
         }
-        fixture.event(Event::InitDone);
-        fixture
+        index
     }
 
     #[test]
     fn a_lookup_returns_the_owned_pods_and_the_orphans_of_the_namespace() {
-        let fixture = listed(vec![
+        let index = indexed(vec![
             pod("a", "mine-1", Some("u1")),
             pod("a", "mine-2", Some("u1")),
             pod("a", "theirs", Some("u2")),
@@ -205,59 +162,39 @@ mod tests {
             ("c", "u3", vec![]),
         ];
         for (namespace, uid, expected) in cases {
-            assert_eq!(fixture.names(namespace, uid), expected, "{namespace} {uid}");
+            assert_eq!(names(&index, namespace, uid), expected, "{namespace} {uid}");
         }
-        assert_eq!(fixture.index.entries.read().group_of.len(), 6);
-    }
-
-    #[test]
-    fn nothing_is_indexed_before_the_first_list_completes() {
-        let mut fixture = Fixture::new();
-        fixture.event(Event::Init);
-        fixture.event(Event::InitApply(pod("a", "p", Some("u1"))));
-        assert!(fixture.index.entries.read().group_of.is_empty());
-        fixture.event(Event::InitDone);
-        assert_eq!(fixture.names("a", "u1"), ["p"]);
+        assert_eq!(index.entries.read().group_of.len(), 6);
     }
 
     #[test]
     fn adoption_release_and_deletion_move_or_drop_the_entry() {
-        let mut fixture = listed(vec![pod("a", "p", None)]);
-        assert_eq!(fixture.names("a", "u1"), ["p"]);
+        let index = indexed(vec![pod("a", "p", None)]);
+        assert_eq!(names(&index, "a", "u1"), ["p"]);
 
-        fixture.event(Event::Apply(pod("a", "p", Some("u1"))));
-        assert_eq!(fixture.names("a", "u1"), ["p"]);
-        assert!(fixture.names("a", "u2").is_empty(), "an adopted pod is no longer an orphan");
+        index.insert(Arc::new(pod("a", "p", Some("u1"))));
+        assert_eq!(names(&index, "a", "u1"), ["p"]);
+        assert!(names(&index, "a", "u2").is_empty(), "an adopted pod is no longer an orphan");
 
-        fixture.event(Event::Apply(pod("a", "p", Some("u2"))));
-        assert!(fixture.names("a", "u1").is_empty());
-        assert_eq!(fixture.names("a", "u2"), ["p"]);
+        index.insert(Arc::new(pod("a", "p", Some("u2"))));
+        assert!(names(&index, "a", "u1").is_empty());
+        assert_eq!(names(&index, "a", "u2"), ["p"]);
 
-        fixture.event(Event::Delete(pod("a", "p", Some("u2"))));
-        assert!(fixture.names("a", "u2").is_empty());
-        assert!(fixture.index.entries.read().group_of.is_empty());
+        index.remove(&ObjectRef::new("p").within("a"));
+        assert!(names(&index, "a", "u2").is_empty());
+        assert!(index.entries.read().group_of.is_empty());
     }
 
     #[test]
-    fn the_index_shares_the_stores_latest_object() {
-        let mut fixture = listed(vec![]);
+    fn the_index_holds_the_latest_object_it_was_given() {
+        let index = indexed(vec![]);
         let mut updated = pod("a", "p", Some("u1"));
-        fixture.event(Event::Apply(updated.clone()));
+        index.insert(Arc::new(updated.clone()));
         updated.metadata.labels = Some([("version".to_string(), "2".to_string())].into());
-        fixture.event(Event::Apply(updated));
-        let found = fixture.index.owned_or_orphaned("a", "u1");
-        let cached = fixture.store.get(&ObjectRef::from_obj(found[0].as_ref())).unwrap();
-        assert!(Arc::ptr_eq(&found[0], &cached), "no second copy of the object");
+        let latest = Arc::new(updated);
+        index.insert(latest.clone());
+        let found = index.owned_or_orphaned("a", "u1");
+        assert!(Arc::ptr_eq(&found[0], &latest), "no second copy of the object");
         assert_eq!(found[0].labels().get("version").map(String::as_str), Some("2"));
-    }
-
-    #[test]
-    fn a_relist_drops_what_disappeared_meanwhile() {
-        let mut fixture = listed(vec![pod("a", "gone", Some("u1")), pod("a", "kept", Some("u1"))]);
-        fixture.event(Event::Init);
-        fixture.event(Event::InitApply(pod("a", "kept", Some("u1"))));
-        assert_eq!(fixture.names("a", "u1"), ["gone", "kept"], "the old view holds until the list completes");
-        fixture.event(Event::InitDone);
-        assert_eq!(fixture.names("a", "u1"), ["kept"]);
     }
 }

@@ -1,6 +1,6 @@
 //! What the workload controllers (CloneSet, Advanced StatefulSet, Advanced DaemonSet) share
-//! around kube-runtime's `Controller`: the cached watches of the objects they read, the watch of
-//! the workload itself (which tells when its first list is complete and feeds the pending-queue
+//! around kube-runtime's `Controller`: the change streams of the shared caches they read
+//! ([`super::cache`]), the watch of the workload itself (which tells when its first list is complete and feeds the pending-queue
 //! gauge), the task that declares the caches synced, the mapping of a reconcile's outcome to the
 //! next action with its metrics, and the loop that drains the controller's stream.
 //!
@@ -10,6 +10,7 @@
 use std::{
     fmt::{Debug, Display},
     future::Future,
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -26,7 +27,11 @@ use kube::{
 use serde::de::DeserializeOwned;
 use tokio::{sync::watch, task::JoinHandle};
 
-use super::{Metrics, owner_index::OwnerIndex, queue::PendingQueue, store_sync::until_synced};
+use super::{
+    Metrics,
+    cache::{CacheEvent, Cached, Informer, trim},
+    queue::PendingQueue,
+};
 use crate::ControllerError;
 
 /// How soon a reconcile that ran before the caches were synced is tried again.
@@ -38,49 +43,11 @@ pub const RESYNC: Duration = Duration::from_secs(300);
 /// Retry delay after a failed reconcile.
 pub const ERROR_RETRY: Duration = Duration::from_secs(1);
 
-/// A cache of every object of kind `K` in the cluster and the stream of objects that changed,
-/// for `Controller::watches_stream`.
-pub fn cached_watch<K>(
-    client: &Client,
-) -> (Store<K>, impl Stream<Item = Result<K, watcher::Error>> + Send + use<K>)
-where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-{
-    let (store, writer) = reflector::store::<K>();
-    let stream = watcher(Api::<K>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(writer)
-        .touched_objects();
-    (store, stream)
-}
-
-/// Like [`cached_watch`], plus an index of the cache by controlling owner, so that a workload's
-/// reconcile reads only its own objects and the orphans of its namespace.
-pub fn owner_indexed_watch<K>(
-    client: &Client,
-) -> (Store<K>, OwnerIndex<K>, impl Stream<Item = Result<K, watcher::Error>> + Send + use<K>)
-where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
-{
-    let (store, writer) = reflector::store::<K>();
-    let index = OwnerIndex::default();
-    let (follower, cache) = (index.clone(), store.clone());
-    let stream = watcher(Api::<K>::all(client.clone()), watcher::Config::default())
-        .default_backoff()
-        .reflect(writer)
-        .inspect(move |event| {
-            if let Ok(event) = event {
-                follower.apply(event, &cache);
-            }
-        })
-        .touched_objects();
-    (store, index, stream)
-}
-
 /// Becomes true once the workload watch delivered its first complete list.
 ///
-/// The `Controller` itself waits on the workload store's readiness; a second waiter on the same
-/// store could take its wake-up (see [`super::store_sync`]), so readiness reads the stream.
+/// The `Controller` itself waits on the workload store's readiness, and kube-runtime keeps one
+/// waker per store: a second waiter on the same store could take the Controller's wake-up (or
+/// lose its own), so readiness reads the stream's `InitDone` instead.
 pub struct Listed(watch::Receiver<bool>);
 
 /// The watch of the workload kind `K`: its cache, the stream for `Controller::for_stream`
@@ -97,6 +64,7 @@ where
     let (listed, listed_rx) = watch::channel(false);
     let stream = watcher(Api::<K>::all(client.clone()), watcher::Config::default())
         .default_backoff()
+        .modify(|object| trim(object))
         .reflect(writer)
         .inspect(move |event| {
             if matches!(event, Ok(watcher::Event::InitDone)) {
@@ -120,18 +88,18 @@ pub fn triggered<K: Resource>(queue: &PendingQueue, refs: Vec<ObjectRef<K>>) -> 
     refs
 }
 
-/// Waits for every store in `stores` (each given as its [`until_synced`] future) and for the
+/// Waits for every cache in `caches` (each given as its [`cache_synced`] future) and for the
 /// workload list, then calls `synced`. Abort the returned task when the controller stops.
 pub fn when_synced(
     controller: &'static str,
-    stores: Vec<std::pin::Pin<Box<dyn Future<Output = bool> + Send>>>,
+    caches: Vec<std::pin::Pin<Box<dyn Future<Output = ()> + Send>>>,
     listed: Listed,
     synced: impl FnOnce() + Send + 'static,
 ) -> JoinHandle<()> {
     let Listed(mut listed) = listed;
     tokio::spawn(async move {
-        for store in stores {
-            let _ = store.await;
+        for cache in caches {
+            cache.await;
         }
         let _ = listed.wait_for(|listed| *listed).await;
         tracing::info!(controller, "controller caches synced");
@@ -139,14 +107,30 @@ pub fn when_synced(
     })
 }
 
-/// The [`until_synced`] future of a store, boxed for [`when_synced`].
-pub fn store_synced<K>(store: &Store<K>) -> std::pin::Pin<Box<dyn Future<Output = bool> + Send>>
-where
-    K: Resource + Clone + Send + Sync + 'static,
-    K::DynamicType: std::hash::Hash + Eq + Clone + Send + Sync,
-{
-    let store = store.clone();
-    Box::pin(async move { until_synced(&store).await })
+/// The future of a shared cache's first list, boxed for [`when_synced`].
+pub fn cache_synced<K: Cached>(informer: &Informer<K>) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>> {
+    let informer = informer.clone();
+    Box::pin(async move { informer.until_synced().await })
+}
+
+/// The objects a shared cache changed, for `Controller::watches_shared_stream`; a deleted
+/// object is handed on with a `deletionTimestamp` (now, when it had none), so a mapper can tell
+/// it is gone.
+pub fn changed_or_deleted<K: Cached>(informer: &Informer<K>) -> impl Stream<Item = Arc<K>> + Send + use<K> {
+    informer.subscribe().into_stream().filter_map(|event| {
+        futures::future::ready(match event {
+            CacheEvent::Applied { new, .. } => Some(new),
+            CacheEvent::Deleted(object) if object.meta().deletion_timestamp.is_some() => Some(object),
+            CacheEvent::Deleted(object) => {
+                let mut gone = (*object).clone();
+                gone.meta_mut().deletion_timestamp = Some(
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()),
+                );
+                Some(Arc::new(gone))
+            }
+            CacheEvent::Synced => None,
+        })
+    })
 }
 
 /// The next action after a reconcile that started at `started` and asked to look again after

@@ -36,6 +36,7 @@ use crate::{
     inplace::{DefaultRevisionAdapter, InPlaceEngine},
     runtime::{
         Metrics,
+        cache::{Caches, Informer},
         events::{EventKind, EventRecorder},
         expectations::{ResourceVersionExpectations, ScaleExpectations},
         owner_index::OwnerIndex,
@@ -57,9 +58,9 @@ pub struct Context {
     /// may adopt, not every pod.
     pub pods: OwnerIndex<Pod>,
     /// Cache of every PVC.
-    pub pvcs: Store<PersistentVolumeClaim>,
+    pub pvcs: Informer<PersistentVolumeClaim>,
     /// Cache of every ControllerRevision.
-    pub revisions: Store<ControllerRevision>,
+    pub revisions: Informer<ControllerRevision>,
     /// Pod and PVC creates and deletes not yet in the cache.
     pub scale_expectations: ScaleExpectations,
     /// Pod writes not yet in the cache.
@@ -209,20 +210,21 @@ impl Settings {
 /// Runs the Advanced StatefulSet controller until the future is dropped. `on_synced` is called
 /// once every cache has its initial list.
 pub async fn run(
-    client: Client,
+    caches: Caches,
     metrics: Metrics,
     settings: Settings,
     on_synced: impl FnOnce() + Send + 'static,
 ) {
-    let (pods, pod_index, pod_stream) = workload::owner_indexed_watch::<Pod>(&client);
-    let (pvcs, pvc_stream) = workload::cached_watch::<PersistentVolumeClaim>(&client);
-    let (revisions, revision_stream) = workload::cached_watch::<ControllerRevision>(&client);
+    let client = caches.client().clone();
+    let pods = caches.informer::<Pod>();
+    let pvcs = caches.informer::<PersistentVolumeClaim>();
+    let revisions = caches.informer::<ControllerRevision>();
 
     let engine = InPlaceEngine::new(client.clone(), Arc::new(DefaultRevisionAdapter))
         .with_field_manager(FIELD_MANAGER);
     let ctx = Arc::new(Context {
         client: client.clone(),
-        pods: pod_index,
+        pods: pods.owner_index().clone(),
         pvcs: pvcs.clone(),
         revisions: revisions.clone(),
         scale_expectations: ScaleExpectations::new(),
@@ -246,20 +248,20 @@ pub async fn run(
     let (claim_sets, claim_queue) = (sets.clone(), ctx.queue.clone());
     let revision_queue = ctx.queue.clone();
     let controller = Controller::for_stream(set_stream, sets.clone())
-        .watches_stream(pod_stream, move |pod: Pod| {
+        .watches_shared_stream(pods.subscribe().touched(), move |pod: Arc<Pod>| {
             triggered(pod_queue.clone(), owners_of_pod(&pod.metadata, &pod_sets))
         })
-        .watches_stream(pvc_stream, move |pvc: PersistentVolumeClaim| {
+        .watches_shared_stream(pvcs.subscribe().touched(), move |pvc: Arc<PersistentVolumeClaim>| {
             triggered(claim_queue.clone(), owners_of_claim(&pvc.metadata, &claim_sets))
         })
-        .watches_stream(revision_stream, move |revision: ControllerRevision| {
+        .watches_shared_stream(revisions.subscribe().touched(), move |revision: Arc<ControllerRevision>| {
             triggered(revision_queue.clone(), owners_of_revision(&revision.metadata))
         });
 
     let stores = vec![
-        workload::store_synced(&pods),
-        workload::store_synced(&pvcs),
-        workload::store_synced(&revisions),
+        workload::cache_synced(&pods),
+        workload::cache_synced(&pvcs),
+        workload::cache_synced(&revisions),
     ];
     let stores_ready = {
         let ctx = ctx.clone();
