@@ -99,17 +99,7 @@ pub fn strict_from_value<T: DeserializeOwned>(document: &Value) -> Result<T, Err
     }
 }
 
-/// Removes object members whose value is `null`, at every depth.
-pub fn drop_null_fields(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.retain(|_, member| !member.is_null());
-            map.values_mut().for_each(drop_null_fields);
-        }
-        Value::Array(items) => items.iter_mut().for_each(drop_null_fields),
-        _ => {}
-    }
-}
+pub use kruise_machinery::json::drop_null_fields;
 
 fn to_field_path(path: &serde_ignored::Path<'_>) -> FieldPath {
     match path {

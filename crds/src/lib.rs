@@ -16,17 +16,15 @@ pub mod defaults;
 pub mod document;
 pub mod enums;
 pub mod features;
-pub mod field;
-pub mod gojson;
-pub mod gotypes;
-pub mod intstr;
 pub mod policy;
-pub mod quantity;
 pub mod registry;
 pub mod resource;
 pub mod schema;
-pub mod selector;
 pub mod validation;
+
+// Generic Kubernetes machinery lives in `kruise-machinery` (the control plane uses it without
+// any Kruise type); these paths stay for the Kruise code that reads them through this crate.
+pub use kruise_machinery::{field, gojson, gotypes, intstr, quantity, selector};
 
 /// `skip_serializing_if` predicate mirroring Go's `omitempty` on non-pointer fields.
 pub(crate) fn is_default<T: Default + PartialEq>(value: &T) -> bool {

@@ -332,7 +332,7 @@ fn is_empty_selector(selector: &Value) -> bool {
 fn label_selector_from_object(selector: &Value) -> Option<LabelSelector> {
     let typed: k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector =
         serde_json::from_value(selector.clone()).ok()?;
-    LabelSelector::parse(&kruise_crds::selector::to_selector_string(&typed)).ok()
+    LabelSelector::parse(&kruise_machinery::selector::to_selector_string(&typed)).ok()
 }
 
 fn webhook_name(webhook: &Value) -> String {

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use kruise_crds::field::{ErrorList, FieldError, FieldPath};
+use kruise_machinery::field::{ErrorList, FieldError, FieldPath};
 use serde_json::{Value, json};
 
 use super::{
@@ -857,7 +857,7 @@ impl Api {
             let meta = serde_json::from_value(object.get("metadata").cloned().unwrap_or(json!({})))
                 .unwrap_or_default();
             errors.extend(
-                kruise_crds::validation::meta::validate_object_meta(&meta, def.namespaced)
+                kruise_machinery::validation::meta::validate_object_meta(&meta, def.namespaced)
                     .into_iter()
                     .filter(|e| e.path.as_str() != "metadata.name" || !name.is_empty()),
             );
@@ -1273,7 +1273,7 @@ fn drop_nulls(def: &ResourceDef, object: &mut Value) {
                 if metadata.is_null() {
                     root.remove("metadata");
                 } else {
-                    kruise_crds::document::drop_null_fields(metadata);
+                    kruise_machinery::json::drop_null_fields(metadata);
                 }
             }
             return;
@@ -1284,7 +1284,7 @@ fn drop_nulls(def: &ResourceDef, object: &mut Value) {
     root.retain(|_, value| !value.is_null());
     for (field, value) in root.iter_mut() {
         if !raw_fields.contains(&field.as_str()) {
-            kruise_crds::document::drop_null_fields(value);
+            kruise_machinery::json::drop_null_fields(value);
         }
     }
 }

@@ -3,7 +3,7 @@
 //! rely on (names, pod specs, immutable pod fields, selector/template agreement).
 
 use k8s_openapi::api::core::v1::{Pod, PodSpec};
-use kruise_crds::{
+use kruise_machinery::{
     field::{ErrorList, ErrorType, FieldError, FieldPath},
     validation::{
         meta::{validate_label_selector, validate_object_meta},
@@ -655,11 +655,11 @@ fn validate_workload_selector(object: &Value) -> ErrorList {
         return vec![FieldError::invalid(&path, "", "not a label selector")];
     };
     let mut errors = validate_label_selector(&selector, &path);
-    if kruise_crds::selector::is_empty(&selector) {
+    if kruise_machinery::selector::is_empty(&selector) {
         errors.push(FieldError::invalid(&path, "{}", "empty selector is invalid for deployment"));
     } else {
         let labels = objects::labels(object.pointer("/spec/template").unwrap_or(&Value::Null));
-        if !kruise_crds::selector::matches(&selector, &labels) {
+        if !kruise_machinery::selector::matches(&selector, &labels) {
             errors.push(FieldError::invalid(
                 &FieldPath::root("spec").child("template").child("metadata").child("labels"),
                 format!("{labels:?}"),

@@ -13,7 +13,7 @@
 
 use std::{borrow::Borrow, cmp::Ordering};
 
-use kruise_crds::{
+use kruise_machinery::{
     field::{ErrorList, FieldError, FieldPath},
     quantity::Quantity,
 };

@@ -148,7 +148,7 @@ impl Converter {
 /// times, which the schema's `type: string` would refuse).
 fn coerce(def: &ResourceDef, version: &str, object: &mut Value) {
     if let Some(metadata) = object.get_mut("metadata") {
-        kruise_crds::document::drop_null_fields(metadata);
+        kruise_machinery::json::drop_null_fields(metadata);
     }
     if let Some(schema_props) = def.schema(version) {
         schema::prune(object, schema_props);

@@ -6,7 +6,7 @@ use axum::{
     http::StatusCode,
     response::{IntoResponse, Response},
 };
-use kruise_crds::field::ErrorList;
+use kruise_machinery::field::ErrorList;
 use serde_json::{Value, json};
 
 /// One error response.
@@ -217,7 +217,7 @@ impl IntoResponse for ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kruise_crds::field::{FieldError, FieldPath};
+    use kruise_machinery::field::{FieldError, FieldPath};
 
     #[test]
     fn statuses_carry_reason_code_and_details() {

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use kruise_crds::{
+use kruise_machinery::{
     field::{ErrorList, FieldError, FieldPath, quoted},
     validation::meta::{dns1123_subdomain_problems, qualified_name_problems},
 };

@@ -5,7 +5,7 @@
 //! included, as kube-apiserver does.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceSubresourceScale;
-use kruise_crds::field::{ErrorList, FieldError, FieldPath};
+use kruise_machinery::field::{ErrorList, FieldError, FieldPath};
 use serde_json::Value;
 
 fn at<'a>(object: &'a Value, path: &str) -> Option<&'a Value> {

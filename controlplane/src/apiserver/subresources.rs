@@ -54,7 +54,7 @@ fn scale_of(def: &ResourceDef, version: &str, object: &Value) -> Value {
         None => object
             .pointer("/spec/selector")
             .and_then(|s| serde_json::from_value(s.clone()).ok())
-            .map(|s| kruise_crds::selector::to_selector_string(&s))
+            .map(|s| kruise_machinery::selector::to_selector_string(&s))
             .unwrap_or_default(),
     };
     let mut metadata = json!({});
@@ -115,8 +115,8 @@ pub async fn set_scale(
         .and_then(Value::as_i64)
         .ok_or_else(|| ApiError::bad_request("the scale has no spec.replicas"))?;
     if replicas < 0 {
-        let errors = vec![kruise_crds::field::FieldError::invalid(
-            &kruise_crds::field::FieldPath::root("spec").child("replicas"),
+        let errors = vec![kruise_machinery::field::FieldError::invalid(
+            &kruise_machinery::field::FieldPath::root("spec").child("replicas"),
             replicas,
             "must be greater than or equal to 0",
         )];
@@ -213,15 +213,16 @@ pub async fn evict(
             }) else {
                 continue;
             };
-            if kruise_crds::selector::is_empty(&selector)
-                || !kruise_crds::selector::matches(&selector, &pod_labels)
+            if kruise_machinery::selector::is_empty(&selector)
+                || !kruise_machinery::selector::matches(&selector, &pod_labels)
             {
                 continue;
             }
             let selected: Vec<_> = pods
                 .iter()
                 .filter(|p| {
-                    !objects::is_deleting(p) && kruise_crds::selector::matches(&selector, &objects::labels(p))
+                    !objects::is_deleting(p)
+                        && kruise_machinery::selector::matches(&selector, &objects::labels(p))
                 })
                 .collect();
             let healthy = selected.iter().filter(|p| is_ready(p)).count() as i64;
@@ -270,5 +271,5 @@ pub(crate) fn int_or_percent(value: &Value, total: i32, round_up: bool) -> i32 {
         Value::String(s) => k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::String(s.clone()),
         _ => return 0,
     };
-    kruise_crds::intstr::scaled_value(&parsed, total, round_up).unwrap_or(0)
+    kruise_machinery::intstr::scaled_value(&parsed, total, round_up).unwrap_or(0)
 }

@@ -6,7 +6,7 @@
 //! without that class's provisioner. `kruise up` makes a `standard` class of this provisioner,
 //! as kind makes its own.
 
-use kruise_crds::quantity::Quantity;
+use kruise_machinery::quantity::Quantity;
 use serde_json::{Value, json};
 
 use super::CONTROLLER_TICK;

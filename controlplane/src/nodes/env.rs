@@ -77,7 +77,7 @@ pub fn resource_value(container: &Container, resource: &str) -> Option<String> {
         "requests" => resources.requests.as_ref(),
         _ => None,
     }?;
-    let quantity = kruise_crds::quantity::Quantity::parse(&map.get(name)?.0).ok()?;
+    let quantity = kruise_machinery::quantity::Quantity::parse(&map.get(name)?.0).ok()?;
     Some(match name {
         "cpu" => quantity.units().max(1).to_string(),
         _ => quantity.units().to_string(),

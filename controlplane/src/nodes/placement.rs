@@ -14,7 +14,7 @@ use k8s_openapi::{
     },
     apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement},
 };
-use kruise_crds::quantity::Quantity;
+use kruise_machinery::quantity::Quantity;
 
 /// The scheduler's answer for one pod.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -138,7 +138,8 @@ fn resources_differ(
         for name in old.keys().chain(new.keys()) {
             let equal = match (old.get(name), new.get(name)) {
                 (Some(x), Some(y)) => {
-                    kruise_crds::quantity::Quantity::compare(&x.0, &y.0) == Some(std::cmp::Ordering::Equal)
+                    kruise_machinery::quantity::Quantity::compare(&x.0, &y.0)
+                        == Some(std::cmp::Ordering::Equal)
                 }
                 (None, None) => true,
                 _ => false,
@@ -615,7 +616,7 @@ impl PodWorker {
         // which a container is stopped without its pod spec.
         annotations.insert(
             "io.kubernetes.container.hash".to_string(),
-            format!("{:x}", kruise_crds::common::containermeta_hash::kubelet_container_hash(container)),
+            format!("{:x}", kruise_machinery::kubelet_hash::kubelet_container_hash(container)),
         );
         if let Some(pre_stop) = container.lifecycle.as_ref().and_then(|l| l.pre_stop.as_ref())
             && let Ok(handler) = serde_json::to_string(pre_stop)

@@ -9,7 +9,7 @@ use k8s_openapi::{
     apimachinery::pkg::apis::meta::v1::Time,
     jiff::Timestamp,
 };
-use kruise_crds::quantity::Quantity;
+use kruise_machinery::quantity::Quantity;
 
 /// The condition a resize that cannot be allocated sets.
 pub const PENDING: &str = "PodResizePending";

@@ -5,7 +5,7 @@ use k8s_openapi::api::autoscaling::v2::{
     HPAScalingPolicy, HPAScalingRules, HorizontalPodAutoscaler, HorizontalPodAutoscalerSpec, MetricSpec,
     MetricTarget, ResourceMetricSource,
 };
-use kruise_crds::{
+use kruise_machinery::{
     field::{ErrorList, FieldError, FieldPath, quoted},
     quantity::Quantity,
 };

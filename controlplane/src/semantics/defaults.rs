@@ -3,7 +3,8 @@
 //! every pod spec, in a pod or in a template, gets `SetDefaults_PodSpec` and the container,
 //! probe, volume and environment defaults; only pods get `SetDefaults_Pod` (requests from limits,
 //! `enableServiceLinks`, host ports of host-network pods). The core pod spec defaults shared with
-//! the Kruise webhooks come from `kruise_crds`; what kube-apiserver adds to them is here.
+//! the Kruise webhooks come from `kruise_machinery::pod_defaults`; what kube-apiserver adds to them
+//! is here.
 //!
 //! Go's encoder also writes the non-pointer structs of the types even when empty, so containers
 //! carry `resources: {}`; that is applied here too, so stored objects read back as kube-apiserver's
@@ -24,7 +25,7 @@ use k8s_openapi::{
     },
     apimachinery::pkg::util::intstr::IntOrString,
 };
-use kruise_crds::defaults::pod::{default_core_pod_spec, image_tag};
+use kruise_machinery::pod_defaults::{default_core_pod_spec, image_tag};
 
 /// The defaults of a pod spec wherever it appears (pods and templates alike).
 pub fn pod_spec(spec: &mut PodSpec) {

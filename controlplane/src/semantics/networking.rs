@@ -2,7 +2,7 @@
 //! (`pkg/apis/networking/{v1/defaults.go,validation}`), with its field paths and messages.
 
 use k8s_openapi::api::networking::v1::{IngressBackend, IngressClass, IngressClassSpec, IngressSpec};
-use kruise_crds::{
+use kruise_machinery::{
     field::{ErrorList, FieldError, FieldPath, quoted},
     validation::meta::dns1123_subdomain_problems,
 };
@@ -296,7 +296,7 @@ pub fn validate_ingress_class(spec: Option<&IngressClassSpec>, old: Option<&Ingr
     let controller_path = root.child("controller");
     if controller.len() > 250 {
         errors.push(FieldError {
-            kind: kruise_crds::field::ErrorType::TooLong,
+            kind: kruise_machinery::field::ErrorType::TooLong,
             path: controller_path.clone(),
             value: None,
             detail: "may not be more than 250 bytes".into(),

@@ -20,7 +20,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinitionNames, CustomResourceSubresources, CustomResourceValidation, JSONSchemaProps,
     JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, ServiceReference,
 };
-use kruise_crds::field::{ErrorList, ErrorType, FieldError, FieldPath};
+use kruise_machinery::field::{ErrorList, ErrorType, FieldError, FieldPath};
 use parking_lot::Mutex;
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -406,7 +406,7 @@ pub fn validate_at(value: &Value, schema: &JSONSchemaProps, base: Option<&FieldP
     errors
 }
 
-/// A `Too long` error (kube's `field.TooLong`). `kruise_crds::field::ErrorType` has no `TooLong`
+/// A `Too long` error (kube's `field.TooLong`). `kruise_machinery::field::ErrorType` has no `TooLong`
 /// kind yet, so the closest kind (`Invalid`) carries kube's detail text.
 fn too_long(path: &FieldPath, max: i64) -> FieldError {
     let unit = if max == 1 { "byte" } else { "bytes" };

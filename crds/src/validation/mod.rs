@@ -11,11 +11,9 @@ mod daemonset;
 mod ephemeraljob;
 mod imagelistpulljob;
 mod imagepulljob;
-pub mod meta;
 mod nodeimage;
 mod nodepodprobe;
 mod persistentpodstate;
-pub mod pod;
 mod podprobemarker;
 mod podunavailablebudget;
 mod resourcedistribution;
@@ -23,6 +21,8 @@ mod sidecarset;
 mod statefulset;
 mod uniteddeployment;
 mod workloadspread;
+
+pub use kruise_machinery::validation::{meta, pod};
 
 pub use advancedcronjob::*;
 pub use broadcastjob::*;

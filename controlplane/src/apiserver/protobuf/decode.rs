@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use base64::Engine;
 use serde_json::{Map, Number, Value};
 
-use kruise_crds::gotypes::{Field, SCHEMA, names};
+use kruise_machinery::gotypes::{Field, SCHEMA, names};
 
 use super::{
     CodecError,

@@ -7,7 +7,7 @@
 use base64::Engine;
 use serde_json::Value;
 
-use kruise_crds::gotypes::{Field, SCHEMA, names};
+use kruise_machinery::gotypes::{Field, SCHEMA, names};
 
 use super::{
     CodecError, time,
@@ -54,7 +54,7 @@ pub fn message(name: &str, value: &Value, path: &str) -> Result<Vec<u8>, CodecEr
             // so data a Go client wrote (a ControllerRevision's, which upstream controllers
             // compare byte for byte) reads back as the same bytes.
             if !value.is_null() {
-                wire::put_bytes(&mut out, 1, &kruise_crds::gojson::to_vec(value));
+                wire::put_bytes(&mut out, 1, &kruise_machinery::gojson::to_vec(value));
             }
         }
         names::FIELDS_V1 | names::EXT_JSON => {

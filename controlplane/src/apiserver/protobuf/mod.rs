@@ -1,6 +1,6 @@
 //! `application/vnd.kubernetes.protobuf` for the built-in kinds: objects are stored as JSON and
 //! converted at the edge, with one generic converter driven by the wire schema of the Go types
-//! ([`kruise_crds::gotypes`]), so that what a client-go program decodes is what kube-apiserver would have
+//! ([`kruise_machinery::gotypes`]), so that what a client-go program decodes is what kube-apiserver would have
 //! sent for the same JSON object.
 //!
 //! On the wire an object is the 4-byte magic `k8s\0` and a `runtime.Unknown` envelope
@@ -13,7 +13,7 @@ mod encode;
 mod time;
 pub(crate) mod wire;
 
-use kruise_crds::gotypes::SCHEMA;
+use kruise_machinery::gotypes::SCHEMA;
 use serde_json::Value;
 
 /// The protobuf media type.

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Regenerates crds/src/gotypes/schema.json, the Go-types schema of the built-in kinds (what the
-# embedded API server's protobuf codec and kruise_crds::gojson read), from the Kubernetes Go
+# Regenerates machinery/src/gotypes/schema.json, the Go-types schema of the built-in kinds (what the
+# embedded API server's protobuf codec and kruise_machinery::gojson read), from the Kubernetes Go
 # types of the pinned version, with the fields the base version lacks marked (the base is the
 # k8s.io/api upstream OpenKruise v1.9.0 builds with). Uses the Go module proxy, or the module
 # cache when it already holds the modules.
-# Usage: crds/gotypes/generate.sh
+# Usage: machinery/gotypes/generate.sh
 set -euo pipefail
 SV="${KUBE_STAGING_VERSION:-v0.34.4}"
 BASE="${KUBE_BASE_VERSION:-v0.32.10}"

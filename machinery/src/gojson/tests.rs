@@ -142,7 +142,9 @@ fn micro_times_keep_microseconds() {
     assert_eq!(custom(names::TIME, Some(&json!("0001-01-01T00:00:00Z")), "t").unwrap(), Value::Null);
 }
 
-/// The golden fixtures written by upstream's Go code (`crds/gojson/generate.sh`).
+/// The golden fixtures written by upstream's Go code from Kruise manifests
+/// (`crds/gojson/generate.sh`, which keeps them next to the Kruise types in
+/// `crds/src/gojson/fixtures`): read here as data files only, no Kruise crate is linked.
 mod fixtures {
     use std::path::PathBuf;
 
@@ -152,7 +154,7 @@ mod fixtures {
     use crate::quantity::go::{canonical, round_up_milli};
 
     fn dir() -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/gojson/fixtures")
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../crds/src/gojson/fixtures")
     }
 
     fn read(name: &str) -> Value {

@@ -328,14 +328,14 @@ fn custom(ty: &str, raw: Option<&Value>, path: &str) -> Result<Value, Error> {
 fn time(raw: Option<&Value>, path: &str, micro: bool) -> Result<Value, Error> {
     let Some(raw) = raw else { return Ok(Value::Null) };
     let text = raw.as_str().ok_or_else(|| error(path, "expected an RFC 3339 time"))?;
-    let timestamp: jiff::Timestamp =
+    let timestamp: k8s_openapi::jiff::Timestamp =
         text.parse().map_err(|e| error(path, format!("cannot parse {text:?} as RFC 3339: {e}")))?;
     // Go's zero time.Time is 0001-01-01T00:00:00Z.
     if timestamp.as_second() == -62_135_596_800 && timestamp.subsec_nanosecond() == 0 {
         return Ok(Value::Null);
     }
     let format = if micro { "%Y-%m-%dT%H:%M:%S%.6fZ" } else { "%Y-%m-%dT%H:%M:%SZ" };
-    let utc = timestamp.to_zoned(jiff::tz::TimeZone::UTC);
+    let utc = timestamp.to_zoned(k8s_openapi::jiff::tz::TimeZone::UTC);
     Ok(Value::String(utc.strftime(format).to_string()))
 }
 
