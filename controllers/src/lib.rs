@@ -5,11 +5,13 @@
 //! - [`app`]: the manager composition (webhook server + controllers) as one call.
 //! - [`runtime`]: the manager: leader election, health, readiness and metrics, running controllers.
 //! - [`inplace`]: the in-place update engine (what qualifies, pod markers, batches, completion).
+//! - [`workload`]: what the workload controllers share (pod predicates, pod and PVC writes,
+//!   ControllerRevisions, update order, the lifecycle state machine, claiming).
 //! - [`cloneset`]: the CloneSet controller (decision core as pure functions, I/O at the edges).
 //! - [`statefulset`]: the Advanced StatefulSet controller (decision core as pure functions,
-//!   reusing the in-place engine).
+//!   reusing the in-place engine and [`workload`]).
 //! - [`daemonset`]: the Advanced DaemonSet controller (one pod per eligible node; decision core
-//!   as pure functions, reusing the in-place engine).
+//!   as pure functions, reusing the in-place engine and [`workload`]).
 //! - [`webhook`]: the HTTPS webhook server (defaulting, validation, conversion, pod mutation).
 //! - [`nodeimage`], [`imagepulljob`], [`imagelistpulljob`]: image pre-pull (one NodeImage per
 //!   node, which the node daemon pulls from; jobs that fill them), sharing [`imagejob`].
@@ -38,6 +40,7 @@ pub mod predownload;
 pub mod runtime;
 pub mod statefulset;
 pub mod webhook;
+pub mod workload;
 
 #[cfg(test)]
 mod revision_fixtures;

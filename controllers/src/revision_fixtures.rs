@@ -24,9 +24,10 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use crate::{
-    cloneset::{self, pods::revision_labels, revision::data_bytes},
+    cloneset::{self, pods::revision_labels},
     daemonset, statefulset,
     webhook::{self, admission::parse_review, statefulset::StatefulSetAdmission},
+    workload::revision::{data_bytes, equal_data, template_of},
 };
 
 fn fixtures() -> Vec<Value> {
@@ -143,7 +144,7 @@ fn our_defaulting_and_revisions_give_upstream_data_bytes() {
         assert_eq!(data(&ours), &read_back, "{name}: data as read back");
         let upstream_revision =
             ControllerRevision { data: Some(RawExtension(read_back)), ..Default::default() };
-        assert!(cloneset::revision::equal_data(&ours, &upstream_revision), "{name}");
+        assert!(equal_data(&ours, &upstream_revision), "{name}");
     }
 }
 
@@ -208,7 +209,7 @@ fn cloneset_pods_are_labelled_as_upstream_labels_them() {
         let name = fixture["name"].as_str().unwrap();
         let (ours, _) = ours_and_upstream(fixture);
         let cs: v1beta1::CloneSet = serde_json::from_value(fixture["controller"].clone()).unwrap();
-        let template = cloneset::revision::template_of(&ours).unwrap();
+        let template = template_of(&ours).unwrap();
         let pod = cloneset::pods::new_pod(
             &cs,
             &template,

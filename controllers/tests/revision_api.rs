@@ -4,8 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 use k8s_openapi::api::{apps::v1::ControllerRevision, core::v1::PodTemplateSpec};
-use kruise_controllers::cloneset::revision::{
-    VCT_HASH_ANNOTATION, create_revision, new_revision, renumber_revision,
+use kruise_controllers::{
+    cloneset::revision::{VCT_HASH_ANNOTATION, new_revision},
+    workload::revision::{create_revision, renumber_revision},
 };
 use kruise_controlplane::apiserver::{ApiServer, ApiServerConfig};
 use kruise_crds::{

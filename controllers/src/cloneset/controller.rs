@@ -183,7 +183,7 @@ pub async fn run(
         InPlaceGates { recreate_when_vct_changes: settings.recreate_when_vct_changes, ..Default::default() };
     let engine = InPlaceEngine::new(client.clone(), Arc::new(CloneSetRevisionAdapter::default()))
         .with_gates(gates)
-        .with_field_manager(super::pod_ops::FIELD_MANAGER);
+        .with_field_manager(crate::workload::pod_ops::FIELD_MANAGER);
     let recorder = EventRecorder::new(client.clone(), "cloneset-controller");
     let ctx = Arc::new(Context {
         client: client.clone(),

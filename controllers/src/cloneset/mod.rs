@@ -1,7 +1,6 @@
 //! The CloneSet controller.
 
 pub mod controller;
-pub mod pod_ops;
 pub mod pods;
 pub mod predownload;
 pub mod revision;

@@ -23,7 +23,7 @@ use kruise_crds::{
 use kube::{Resource, ResourceExt};
 use rand::Rng;
 
-use super::revision::short_hash;
+use crate::workload::revision::short_hash;
 
 const ID_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
 

@@ -21,8 +21,8 @@ use kruise_crds::{
     common::{LifecycleState, well_known::CLONESET_INSTANCE_ID},
 };
 use kube::{
-    Api, ResourceExt,
-    api::{Patch, PatchParams},
+    Api, Client, ResourceExt,
+    api::{DeleteParams, Patch, PatchParams},
     runtime::events::EventType,
 };
 use serde_json::json;
@@ -31,16 +31,22 @@ use super::{
     controller::Context,
     core::{
         self, DeletionAction, NodeLabels, PodUpdateAction, SyncFailure, UpdateSkip, deletion_action,
-        plan_scale, plan_update, pod_update_action, refresh_lifecycle_state,
+        plan_scale, plan_update, pod_update_action,
     },
-    pod_ops::{self, PRE_DELETE_HOLDER, PRE_UPDATE_HOLDER},
     pods::{instance_ids, new_pod, new_pvcs, owner_reference, random_instance_id},
-    revision::{self, template_of},
+    revision,
 };
 use crate::{
     ControllerError,
     inplace::{Revision, UpdateOptions},
     runtime::expectations::{EXPECTATION_TIMEOUT, Satisfied, ScaleAction},
+    workload::{
+        claim::{Claim, claim, controller_uid},
+        lifecycle::{PreparingNormalRule, refresh_lifecycle_state},
+        pod_ops::{self, PRE_DELETE_HOLDER, PRE_UPDATE_HOLDER},
+        pods::{equal_to_revision_hash, is_pod_active, node_name, revision_hash},
+        revision::{short_hash, template_of, truncate_history},
+    },
 };
 
 /// What a reconcile asks of the controller loop.
@@ -63,15 +69,6 @@ pub(super) fn key_of(cs: &CloneSet) -> String {
 
 fn pod_key(pod: &Pod) -> String {
     format!("{}/{}", pod.namespace().unwrap_or_default(), pod.name_any())
-}
-
-fn is_active(pod: &Pod) -> bool {
-    pod.metadata.deletion_timestamp.is_none()
-        && !matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some("Succeeded" | "Failed"))
-}
-
-fn controller_uid(pod: &Pod) -> Option<&str> {
-    pod.owner_references().iter().find(|r| r.controller == Some(true)).map(|r| r.uid.as_str())
 }
 
 /// Reconciles one CloneSet.
@@ -119,28 +116,26 @@ pub async fn sync(cs: Arc<CloneSet>, ctx: &Context) -> Result<SyncOutcome, Contr
     // Adopt orphans the selector matches, release pods it no longer matches.
     // Only pods this CloneSet controls and orphans are looked at (and copied): matching the
     // selector against every pod of the namespace on each reconcile dominated the manager's CPU.
+    let keeps = |pod: &Pod| {
+        kruise_crds::selector::is_empty(&selector) || kruise_crds::selector::matches(&selector, pod.labels())
+    };
+    let adopts = |pod: &Pod| {
+        !kruise_crds::selector::is_empty(&selector)
+            && is_pod_active(pod)
+            && kruise_crds::selector::matches(&selector, pod.labels())
+    };
     let mut pods: Vec<Pod> = Vec::new();
     for pod in &claimable {
-        match controller_uid(pod) {
-            Some(owner) if owner == uid => {
-                if kruise_crds::selector::is_empty(&selector)
-                    || kruise_crds::selector::matches(&selector, pod.labels())
-                {
-                    pods.push((**pod).clone());
-                } else if pod.metadata.deletion_timestamp.is_none() {
-                    pod_ops::release(&ctx.client, pod, &uid).await?;
-                }
-            }
-            None if !kruise_crds::selector::is_empty(&selector)
-                && is_active(pod)
-                && kruise_crds::selector::matches(&selector, pod.labels()) =>
-            {
+        match claim(pod, &uid, keeps, adopts) {
+            Claim::Keep => pods.push((**pod).clone()),
+            Claim::Release => pod_ops::release(&ctx.client, pod, &uid).await?,
+            Claim::Adopt => {
                 if let Some(owner) = owner_reference(&cs) {
                     pod_ops::adopt(&ctx.client, pod, owner).await?;
                     return Ok(SyncOutcome { requeue_after: Some(Duration::from_millis(200)) });
                 }
             }
-            _ => {}
+            Claim::Ignore => {}
         }
     }
     let live_instance_ids: HashSet<String> = pods
@@ -148,7 +143,7 @@ pub async fn sync(cs: Arc<CloneSet>, ctx: &Context) -> Result<SyncOutcome, Contr
         .filter(|p| p.metadata.deletion_timestamp.is_none())
         .filter_map(|p| p.labels().get(CLONESET_INSTANCE_ID).cloned())
         .collect();
-    let active: Vec<Pod> = pods.into_iter().filter(is_active).collect();
+    let active: Vec<Pod> = pods.into_iter().filter(is_pod_active).collect();
 
     // Revisions.
     let revisions: Vec<ControllerRevision> = ctx
@@ -221,8 +216,8 @@ pub async fn sync(cs: Arc<CloneSet>, ctx: &Context) -> Result<SyncOutcome, Contr
     }
     truncate_pods_to_delete(ctx, &cs, &active).await?;
     let mut keep: HashSet<String> = [current_name.clone(), update_name.clone()].into();
-    keep.extend(active.iter().map(|p| core::pods::revision_hash(p).to_string()));
-    revision::truncate_history(
+    keep.extend(active.iter().map(|p| revision_hash(p).to_string()));
+    truncate_history(
         &ctx.client,
         &namespace,
         &all_revisions,
@@ -243,7 +238,7 @@ async fn node_labels(ctx: &Context, cs: &CloneSet, pods: &[Pod]) -> NodeLabels {
         return labels;
     }
     let nodes: Api<Node> = Api::all(ctx.client.clone());
-    let names: HashSet<&str> = pods.iter().map(core::pods::node_name).filter(|n| !n.is_empty()).collect();
+    let names: HashSet<&str> = pods.iter().map(node_name).filter(|n| !n.is_empty()).collect();
     for name in names {
         if let Ok(Some(node)) = nodes.get_opt(name).await {
             labels.insert(name.to_string(), node.metadata.labels.unwrap_or_default());
@@ -455,7 +450,7 @@ async fn delete_or_prepare(
                     ctx.scale_expectations.expect(&key, ScaleAction::Delete, claim, Instant::now());
                 }
                 let namespace = pod.namespace().unwrap_or_default();
-                if let Err(error) = pod_ops::delete_pvcs_of(&ctx.client, &namespace, pvcs, id).await {
+                if let Err(error) = delete_pvcs_of(&ctx.client, &namespace, pvcs, id).await {
                     for claim in &claims {
                         ctx.scale_expectations.forget(&key, ScaleAction::Delete, claim);
                     }
@@ -468,7 +463,7 @@ async fn delete_or_prepare(
 }
 
 fn revision_of<'a>(revisions: &'a [ControllerRevision], name: &str) -> Option<&'a ControllerRevision> {
-    revisions.iter().find(|r| r.name_any() == name || revision::short_hash(&r.name_any()) == name)
+    revisions.iter().find(|r| r.name_any() == name || short_hash(&r.name_any()) == name)
 }
 
 fn update_options(cs: &CloneSet) -> UpdateOptions {
@@ -500,7 +495,11 @@ async fn update(
         let refresh = ctx.engine.refresh(pod).await.map_err(|e| ControllerError::Invalid(e.to_string()))?;
         requeue = earliest(requeue, refresh.requeue_after);
         let completed = crate::inplace::completion::check_update_completed(pod, ctx.engine.gates()).is_ok();
-        if let Some(transition) = refresh_lifecycle_state(cs, pod, update_revision, completed) {
+        let at_update_revision = equal_to_revision_hash(pod, update_revision);
+        let lifecycle = cs.spec.lifecycle.as_ref();
+        let rule = PreparingNormalRule::OnceScheduled;
+        if let Some(transition) = refresh_lifecycle_state(lifecycle, pod, at_update_revision, completed, rule)
+        {
             let state = lifecycle_name(&transition.state);
             if let Some(rv) = pod_ops::set_lifecycle(&ctx.client, pod, &state).await? {
                 ctx.rv_expectations.expect(&pod_key(pod), &rv, Instant::now());
@@ -529,7 +528,7 @@ async fn update(
     let options = update_options(cs);
     for index in plan.pods {
         let pod = &pods[index];
-        let old = revision_of(revisions, core::pods::revision_hash(pod))
+        let old = revision_of(revisions, revision_hash(pod))
             .and_then(|r| Revision::from_controller_revision(r).ok());
         let can_in_place =
             old.as_ref().is_some_and(|old| ctx.engine.can_update_in_place(old, &target_revision, &options));
@@ -616,6 +615,24 @@ fn lifecycle_name(state: &LifecycleState) -> String {
     serde_json::to_value(state).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
+/// Deletes the PVCs of an instance id (labelled `apps.kruise.io/cloneset-instance-id`).
+async fn delete_pvcs_of(
+    client: &Client,
+    namespace: &str,
+    pvcs: &[PersistentVolumeClaim],
+    id: &str,
+) -> Result<(), ControllerError> {
+    let api: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), namespace);
+    for pvc in pvcs.iter().filter(|p| p.labels().get(CLONESET_INSTANCE_ID).map(String::as_str) == Some(id)) {
+        match api.delete(&pvc.name_any(), &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    Ok(())
+}
+
 /// PVCs whose pod is gone are deleted when they are not to be reused.
 async fn cleanup_orphan_pvcs(
     ctx: &Context,
@@ -630,7 +647,7 @@ async fn cleanup_orphan_pvcs(
         .map(|id| (id, ()))
         .collect();
     for id in orphans.keys() {
-        pod_ops::delete_pvcs_of(&ctx.client, namespace, pvcs, id).await?;
+        delete_pvcs_of(&ctx.client, namespace, pvcs, id).await?;
     }
     Ok(())
 }
@@ -678,7 +695,7 @@ async fn pre_download(
     let (current_name, update_name) = (current.name_any(), update.name_any());
     let result = if current_name != update_name {
         let (Some(current_template), Some(update_template), Some(owner)) =
-            (revision::template_of(current), revision::template_of(update), owner_reference(cs))
+            (template_of(current), template_of(update), owner_reference(cs))
         else {
             return;
         };

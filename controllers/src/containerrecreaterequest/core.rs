@@ -26,7 +26,7 @@ use kruise_crds::apps::v1beta1::{
 };
 use serde_json::Value;
 
-use crate::{cloneset::pod_ops, imagejob::elapsed};
+use crate::{imagejob::elapsed, workload::pod_ops};
 
 /// How long the daemon may leave a new request without a phase (upstream `responseTimeout`).
 pub const RESPONSE_TIMEOUT: Duration = Duration::from_secs(60);

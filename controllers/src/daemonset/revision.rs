@@ -1,5 +1,5 @@
 //! Advanced DaemonSet revisions (upstream `daemonset_history.go`): ControllerRevisions holding
-//! the pod template in the shared encoding ([`crate::cloneset::revision`]: data
+//! the pod template in the shared encoding ([`crate::workload::revision`]: data
 //! `{"spec":{"template":{..., "$patch":"replace"}}}`), named `<ds>-<hash>`, labelled with the
 //! template's labels plus `controller-revision-hash: <hash>`, owned by the DaemonSet. The hash
 //! (not the name) is what pods carry in `controller-revision-hash` and what `status.updateRevision`
@@ -17,7 +17,7 @@ use kube::{Api, Client, Resource, ResourceExt, api::DeleteParams};
 
 use crate::{
     ControllerError,
-    cloneset::revision::{
+    workload::revision::{
         create_revision, data_bytes, equal_data, renumber_revision, revision_data, revision_hash,
         revision_name,
     },

@@ -32,23 +32,21 @@ use super::{
     core::{
         self,
         nodes::add_daemon_tolerations,
-        pods::{
-            POD_TEMPLATE_GENERATION_LABEL, has_in_place_readiness_gate, is_terminating, revision_of,
-            template_generation,
-        },
+        pods::{POD_TEMPLATE_GENERATION_LABEL, has_in_place_readiness_gate, template_generation},
     },
     revision::{construct_history, hash_of, revisions_to_clean},
 };
 use crate::{
     ControllerError,
-    cloneset::{
-        core::pods::is_pod_hooked,
-        pod_ops::{self, FIELD_MANAGER, PRE_DELETE_HOLDER, create_slowly},
-    },
     inplace::{Revision, UpdateOptions},
     runtime::{
         events::EventKind,
         expectations::{EXPECTATION_TIMEOUT, Satisfied, ScaleAction},
+    },
+    workload::{
+        claim::{Claim, claim},
+        pod_ops::{self, FIELD_MANAGER, PRE_DELETE_HOLDER, create_slowly},
+        pods::{is_pod_hooked, is_terminating, revision_hash},
     },
 };
 
@@ -72,10 +70,6 @@ pub(super) fn key_of(ds: &DaemonSet) -> String {
 
 fn pod_key(pod: &Pod) -> String {
     format!("{}/{}", pod.namespace().unwrap_or_default(), pod.name_any())
-}
-
-fn controller_uid(pod: &Pod) -> Option<&str> {
-    pod.owner_references().iter().find(|r| r.controller == Some(true)).map(|r| r.uid.as_str())
 }
 
 /// The pod a DaemonSet creates on `node` (upstream `CreatePodTemplate` + `GetPodFromTemplate`):
@@ -167,26 +161,24 @@ pub async fn sync(ds: Arc<DaemonSet>, ctx: &Context) -> Result<SyncOutcome, Cont
 
     // Claim the pods: adopt orphans the selector matches, release ours it no longer does.
     let selects = |pod: &Pod| kruise_crds::selector::matches(&selector, pod.labels());
+    let adopts = |pod: &Pod| selects(pod) && !is_terminating(pod);
     let mut pods: Vec<Pod> = Vec::new();
     // Only the pods this DaemonSet controls and the orphans it may adopt.
     for pod in &ctx.pods.owned_or_orphaned(&namespace, &uid) {
-        match controller_uid(pod) {
-            Some(owner) if owner == uid => {
-                if selects(pod) {
-                    pods.push((**pod).clone());
-                } else if !is_terminating(pod) {
-                    tracing::info!(daemonset = %key, pod = %pod.name_any(), "releasing a pod the DaemonSet no longer selects");
-                    pod_ops::release(&ctx.client, pod, &uid).await?;
-                }
+        match claim(pod, &uid, selects, adopts) {
+            Claim::Keep => pods.push((**pod).clone()),
+            Claim::Release => {
+                tracing::info!(daemonset = %key, pod = %pod.name_any(), "releasing a pod the DaemonSet no longer selects");
+                pod_ops::release(&ctx.client, pod, &uid).await?;
             }
-            None if selects(pod) && !is_terminating(pod) => {
+            Claim::Adopt => {
                 if let Some(owner) = ds.controller_owner_ref(&()) {
                     tracing::info!(daemonset = %key, pod = %pod.name_any(), "adopting an orphan pod");
                     pod_ops::adopt(&ctx.client, pod, owner).await?;
                     return Ok(SyncOutcome { requeue_after: Some(Duration::from_millis(200)) });
                 }
             }
-            _ => {}
+            Claim::Ignore => {}
         }
     }
     let by_node = core::group_by_node(&pods);
@@ -337,7 +329,7 @@ pub async fn sync(ds: Arc<DaemonSet>, ctx: &Context) -> Result<SyncOutcome, Cont
 
     // History beyond the limit that no pod runs.
     let live: HashSet<String> =
-        pods.iter().map(|p| revision_of(p).to_string()).filter(|h| !h.is_empty()).collect();
+        pods.iter().map(|p| revision_hash(p).to_string()).filter(|h| !h.is_empty()).collect();
     let old_refs: Vec<&ControllerRevision> = old_revisions.iter().collect();
     let api: Api<ControllerRevision> = Api::namespaced(ctx.client.clone(), &namespace);
     for name in revisions_to_clean(&old_refs, &live, ds.spec.revision_history_limit.unwrap_or(10)) {
@@ -485,7 +477,7 @@ async fn in_place_update_pods(
     let mut updatable: Vec<(&Pod, Revision)> = Vec::new();
     for name in names {
         let Some(pod) = pods.get(&name).copied() else { continue };
-        let old = old_revisions.iter().find(|r| hash_of(r) == revision_of(pod)).and_then(engine_revision);
+        let old = old_revisions.iter().find(|r| hash_of(r) == revision_hash(pod)).and_then(engine_revision);
         match (&target, old) {
             (Some(target), Some(old))
                 if has_in_place_readiness_gate(pod)
@@ -556,7 +548,7 @@ async fn pre_download(
 ) {
     use kruise_crds::common::well_known::IMAGE_PRE_DOWNLOAD_CREATED;
 
-    use crate::{cloneset::revision::template_of, predownload};
+    use crate::{predownload, workload::revision::template_of};
     let status = ds.status.clone().unwrap_or_default();
     let namespace = ds.namespace().unwrap_or_default();
     let uid = ds.uid().unwrap_or_default();

@@ -15,8 +15,8 @@ use kruise_crds::apps::v1beta1::{
 };
 
 use crate::{
-    cloneset::revision::safe_encode,
     imagejob::{elapsed, time},
+    workload::revision::safe_encode,
 };
 
 /// Label holding the hash of the template a child was created from (upstream

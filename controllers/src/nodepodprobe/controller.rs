@@ -97,7 +97,7 @@ pub async fn run(caches: Caches, metrics: Metrics, on_synced: impl FnOnce() + Se
     });
     let pod_probes = probes.clone();
     controller.watch(&pods, move |event, queue| {
-        use crate::cloneset::core::pods::is_pod_active;
+        use crate::workload::pods::is_pod_active;
         let pod = match event {
             CacheEvent::Applied { new, old: Some(old) } if is_pod_active(old) && !is_pod_active(new) => new,
             CacheEvent::Deleted(pod) => pod,

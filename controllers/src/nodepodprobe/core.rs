@@ -31,7 +31,7 @@ pub fn prune_spec(spec: &NodePodProbeSpec, live: &BTreeMap<String, &Pod>) -> Nod
         .iter()
         .filter(|entry| {
             live.get(&format!("{}/{}", entry.namespace, entry.name)).is_some_and(|pod| {
-                crate::cloneset::core::pods::is_pod_active(pod)
+                crate::workload::pods::is_pod_active(pod)
                     && pod.metadata.uid.as_deref() == Some(entry.uid.as_str())
             })
         })

@@ -27,7 +27,7 @@ use kube::{
 use serde_json::json;
 
 use super::Decision;
-use crate::{ControllerError, cloneset::revision::REVISION_HASH_LABEL};
+use crate::{ControllerError, workload::revision::REVISION_HASH_LABEL};
 
 /// Default pull timeout of a job.
 pub const DEFAULT_TIMEOUT_SECONDS: i32 = 300;

@@ -1,6 +1,6 @@
 //! Advanced StatefulSet revisions as ControllerRevisions (upstream `newRevision`,
 //! `getStatefulSetRevisions`), stored the way Kubernetes' controller history stores them and
-//! CloneSet does ([`crate::cloneset::revision`] provides the shared encoding): data
+//! CloneSet does ([`crate::workload::revision`] provides the shared encoding): data
 //! `{"spec":{"template":{..., "$patch":"replace"}}}`, name `<set>-<hash>`, the template's labels
 //! plus `controller.kubernetes.io/hash`, the set's annotations, and the set as controller. An
 //! equal older revision is reused on rollback by raising its number.
@@ -14,9 +14,9 @@ use kube::{Api, Client, Resource, ResourceExt};
 
 use crate::{
     ControllerError,
-    cloneset::revision::{
-        REVISION_HASH_LABEL, create_revision, data_bytes, equal_data, next_revision_number,
-        renumber_revision, revision_data, revision_hash, revision_name, sorted,
+    workload::revision::{
+        REVISION_HASH_LABEL, RevisionPlan, create_revision, data_bytes, equal_data, plan_revision,
+        renumber_revision, revision_data, revision_hash, revision_name,
     },
 };
 
@@ -40,40 +40,14 @@ pub fn new_revision(set: &StatefulSet, number: i64, collision_count: Option<i32>
     }
 }
 
-/// How the update revision is obtained (pure).
-#[derive(Clone, Debug, PartialEq)]
-pub enum RevisionPlan {
-    /// The latest revision already holds the template.
-    UseLatest(String),
-    /// An older revision holds it (a rollback): raise its number to this.
-    Reuse {
-        /// Its name.
-        name: String,
-        /// The new number.
-        number: i64,
-    },
-    /// Create this revision.
-    Create(Box<ControllerRevision>),
-}
-
 /// Decides how the update revision is obtained from the set's revisions (upstream
-/// `getStatefulSetRevisions`).
+/// `getStatefulSetRevisions`; see [`crate::workload::revision::plan_revision`]).
 pub fn plan_update_revision(
     set: &StatefulSet,
     revisions: &[ControllerRevision],
     collision_count: Option<i32>,
 ) -> RevisionPlan {
-    let revisions = sorted(revisions.to_vec());
-    let number = next_revision_number(&revisions);
-    let candidate = new_revision(set, number, collision_count);
-    let equal: Vec<&ControllerRevision> = revisions.iter().filter(|r| equal_data(r, &candidate)).collect();
-    match (equal.last(), revisions.last()) {
-        (Some(last_equal), Some(latest)) if last_equal.metadata.name == latest.metadata.name => {
-            RevisionPlan::UseLatest(latest.name_any())
-        }
-        (Some(last_equal), _) => RevisionPlan::Reuse { name: last_equal.name_any(), number },
-        (None, _) => RevisionPlan::Create(Box::new(candidate)),
-    }
+    plan_revision(revisions, |number| new_revision(set, number, collision_count))
 }
 
 /// Gets or makes the update revision through the API, resolving hash collisions by raising the
@@ -129,7 +103,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
     use super::*;
-    use crate::{cloneset::revision::template_of, statefulset::core::fixtures::set};
+    use crate::{statefulset::core::fixtures::set, workload::revision::template_of};
 
     fn with_image(image: &str) -> StatefulSet {
         let mut sts = set(3);

@@ -36,21 +36,24 @@ use super::{
             POD_INDEX_LABEL, POD_NAME_LABEL, claims_for, identity_matches, is_member_of, new_pod,
             storage_matches,
         },
-        pods::{is_finished, is_terminating, revision_of},
+        pods::is_finished,
         retention::{desired_owners, existing_claims, updated_claim_owners},
     },
     revision::ensure_update_revision,
 };
 use crate::{
     ControllerError,
-    cloneset::{
-        pod_ops::{self, PRE_DELETE_HOLDER, PRE_UPDATE_HOLDER},
-        revision::{template_of, truncate_history},
-    },
     inplace::{Revision, UpdateOptions, completion::check_update_completed},
     runtime::{
         events::EventKind,
         expectations::{EXPECTATION_TIMEOUT, Satisfied, ScaleAction},
+    },
+    workload::{
+        claim::{Claim, claim, controller_uid},
+        lifecycle::{PreparingNormalRule, refresh_lifecycle_state},
+        pod_ops::{self, PRE_DELETE_HOLDER, PRE_UPDATE_HOLDER},
+        pods::{is_terminating, revision_hash},
+        revision::{template_of, truncate_history},
     },
 };
 
@@ -79,10 +82,6 @@ fn pod_key(pod: &Pod) -> String {
 /// The expectation name of a PVC (pods and PVCs share the set's expectations).
 fn claim_key(name: &str) -> String {
     format!("pvc/{name}")
-}
-
-fn controller_uid(pod: &Pod) -> Option<&str> {
-    pod.owner_references().iter().find(|r| r.controller == Some(true)).map(|r| r.uid.as_str())
 }
 
 fn params() -> PatchParams {
@@ -149,29 +148,24 @@ pub async fn sync(set: Arc<StatefulSet>, ctx: &Context) -> Result<SyncOutcome, C
     let selects = |pod: &Pod| {
         !kruise_crds::selector::is_empty(&selector) && kruise_crds::selector::matches(&selector, pod.labels())
     };
+    let keeps = |pod: &Pod| selects(pod) && is_member_of(&set_name, pod);
+    let adopts = |pod: &Pod| keeps(pod) && !is_terminating(pod) && !is_finished(pod);
     let mut pods: Vec<Pod> = Vec::new();
     for pod in &claimable {
-        match controller_uid(pod) {
-            Some(owner) if owner == uid => {
-                if selects(pod) && is_member_of(&set_name, pod) {
-                    pods.push((**pod).clone());
-                } else if !is_terminating(pod) {
-                    tracing::info!(statefulset = %key, pod = %pod.name_any(), "releasing a pod the set no longer selects");
-                    pod_ops::release(&ctx.client, pod, &uid).await?;
-                }
+        match claim(pod, &uid, keeps, adopts) {
+            Claim::Keep => pods.push((**pod).clone()),
+            Claim::Release => {
+                tracing::info!(statefulset = %key, pod = %pod.name_any(), "releasing a pod the set no longer selects");
+                pod_ops::release(&ctx.client, pod, &uid).await?;
             }
-            None if selects(pod)
-                && is_member_of(&set_name, pod)
-                && !is_terminating(pod)
-                && !is_finished(pod) =>
-            {
+            Claim::Adopt => {
                 if let Some(owner) = core::identity::controller_reference(&set) {
                     tracing::info!(statefulset = %key, pod = %pod.name_any(), "adopting an orphan pod");
                     pod_ops::adopt(&ctx.client, pod, owner).await?;
                     return Ok(SyncOutcome { requeue_after: Some(Duration::from_millis(200)) });
                 }
             }
-            _ => {}
+            Claim::Ignore => {}
         }
     }
 
@@ -242,7 +236,7 @@ pub async fn sync(set: Arc<StatefulSet>, ctx: &Context) -> Result<SyncOutcome, C
         let target = Revision::from_controller_revision(&revisions.update).ok();
         let can_in_place = |pod: &Pod| {
             let old =
-                revisions.named(revision_of(pod)).and_then(|r| Revision::from_controller_revision(r).ok());
+                revisions.named(revision_hash(pod)).and_then(|r| Revision::from_controller_revision(r).ok());
             match (old, &target) {
                 (Some(old), Some(target)) => ctx.engine.can_update_in_place(&old, target, &options),
                 _ => false,
@@ -301,7 +295,7 @@ pub async fn sync(set: Arc<StatefulSet>, ctx: &Context) -> Result<SyncOutcome, C
     }
 
     let mut keep: HashSet<String> = [current_name.clone(), update_name.clone()].into();
-    keep.extend(pods.iter().map(|p| revision_of(p).to_string()));
+    keep.extend(pods.iter().map(|p| revision_hash(p).to_string()));
     truncate_history(
         &ctx.client,
         &namespace,
@@ -332,7 +326,12 @@ async fn refresh(
             let refreshed = ctx.engine.refresh(pod).await.map_err(|e| ControllerError::Invalid(e.to_string()))?;
             requeue = earliest(requeue, refreshed.requeue_after);
             let completed = check_update_completed(pod, ctx.engine.gates()).is_ok();
-            if let Some(transition) = core::refresh_lifecycle_state(set, pod, update_revision, completed) {
+            let at_update_revision = revision_hash(pod) == update_revision;
+            let lifecycle = set.spec.lifecycle.as_ref();
+            let rule = PreparingNormalRule::AtOnce;
+            if let Some(transition) =
+                refresh_lifecycle_state(lifecycle, pod, at_update_revision, completed, rule)
+            {
                 if let Some(rv) = pod_ops::set_lifecycle(&ctx.client, pod, transition.state.as_str()).await? {
                     ctx.rv_expectations.expect(&pod_key(pod), &rv, Instant::now());
                     modified = true;
@@ -780,12 +779,12 @@ async fn execute_update_step(
             let update = Revision::from_controller_revision(&revisions.update)
                 .map_err(|e| ControllerError::Invalid(e.to_string()))?;
             let old = revisions
-                .named(revision_of(pod))
+                .named(revision_hash(pod))
                 .and_then(|r| Revision::from_controller_revision(r).ok())
                 .ok_or_else(|| {
                     ControllerError::Invalid(format!(
                         "revision {} of pod {} not found",
-                        revision_of(pod),
+                        revision_hash(pod),
                         pod.name_any()
                     ))
                 })?;

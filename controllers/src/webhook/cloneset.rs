@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use super::{
     admission::{allowed, check, default_patch, errored, invalid, object_value, object_version, patched},
-    deletion_protection::workload_refusal,
+    deletion_protection::{ValidationOptions, workload_refusal},
 };
 
 /// Kind name used in responses.
@@ -86,20 +86,6 @@ pub enum PodLookup {
     },
     /// The lookup failed (the text is the API error, e.g. `pods "x" not found`).
     Failed(String),
-}
-
-/// The validating webhook's knobs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ValidationOptions {
-    /// Enforce `policy.kruise.io/delete-protection` on DELETE (upstream feature gate
-    /// `ResourcesDeletionProtection`).
-    pub deletion_protection: bool,
-}
-
-impl Default for ValidationOptions {
-    fn default() -> Self {
-        Self { deletion_protection: true }
-    }
 }
 
 /// The pods a v1alpha1 CREATE/UPDATE newly names in `scaleStrategy.podsToDelete`, which

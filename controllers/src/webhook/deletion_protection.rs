@@ -115,6 +115,20 @@ pub fn refusal(protection: Protection, dependents: &Dependents) -> Option<String
     }
 }
 
+/// The Kruise workloads' validating webhooks' knobs (CloneSet, Advanced StatefulSet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ValidationOptions {
+    /// Enforce `policy.kruise.io/delete-protection` on DELETE (upstream feature gate
+    /// `ResourcesDeletionProtection`).
+    pub deletion_protection: bool,
+}
+
+impl Default for ValidationOptions {
+    fn default() -> Self {
+        Self { deletion_protection: true }
+    }
+}
+
 /// Why deleting the workload `old` (CloneSet, Advanced StatefulSet, Deployment, ReplicaSet,
 /// StatefulSet) is refused: `Always`, or `Cascading` while `spec.replicas > 0`.
 pub fn workload_refusal(old: &Value) -> Option<String> {

@@ -34,8 +34,7 @@ use super::{
     admission::{
         allowed, check, decode, default_patch, errored, invalid, object_value, object_version, patched,
     },
-    cloneset::ValidationOptions,
-    deletion_protection::workload_refusal,
+    deletion_protection::{ValidationOptions, workload_refusal},
 };
 
 /// Kind name used in responses.

@@ -12,10 +12,8 @@ use std::borrow::Borrow;
 use k8s_openapi::{api::core::v1::Pod, apimachinery::pkg::util::intstr::IntOrString, jiff::Timestamp};
 use kruise_crds::{apps::v1beta1::CloneSet, common::LifecycleState, intstr};
 
-use super::{
-    options::CoreOptions,
-    pods::{equal_to_revision_hash, is_pod_available, is_pod_updated, is_specified_delete, lifecycle_state},
-};
+use super::{options::CoreOptions, pods::is_specified_delete};
+use crate::workload::pods::{equal_to_revision_hash, is_pod_available, is_pod_updated, lifecycle_state};
 
 /// `maxUnavailable` when the CloneSet does not set one.
 pub const DEFAULT_MAX_UNAVAILABLE: &str = "20%";

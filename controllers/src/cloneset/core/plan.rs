@@ -1,6 +1,7 @@
 //! Plans the reconciler executes: what scaling does this round (upstream `Scale`), which pods the
-//! update takes (upstream `Update` steps 2-5), how each chosen pod is updated or deleted, and the
-//! lifecycle moves of `refreshPodState`.
+//! update takes (upstream `Update` steps 2-5), and how each chosen pod is updated or deleted. The
+//! lifecycle moves of `refreshPodState` that come before the update are the shared state machine
+//! of [`crate::workload::lifecycle`].
 //!
 //! Pods are named by their position in the pod slice the plan was computed from. A scale plan is
 //! a sequence of stages; the executor runs them in order and stops after the first stage that
@@ -20,12 +21,13 @@ use kruise_crds::{
 use super::{
     diffs::{DiffPurpose, ExpectationDiffs, calculate_diffs_with_expectation},
     options::CoreOptions,
-    pods::{
-        equal_to_revision_hash, is_pod_all_hooked, is_pod_hooked, is_pod_scheduled, is_pod_updated,
-        is_ready_and_normal, is_specified_delete, lifecycle_state,
-    },
+    pods::is_specified_delete,
     ranking::{NodeLabels, choose_pods_to_delete},
-    update_order::{limit_update_indexes, sort_update_indexes, update_candidates},
+    update_order::{limit_update_indexes, update_candidates},
+};
+use crate::workload::{
+    pods::{is_pod_hooked, is_pod_updated, is_ready_and_normal, lifecycle_state},
+    update_order::sort_update_indexes,
 };
 
 /// Pods to create this round.
@@ -314,7 +316,13 @@ pub fn plan_update<P: Borrow<Pod>>(
         plan.target_revision = current_revision.to_string();
     }
     let candidates = update_candidates(pods, update_revision, diffs.update_num);
-    let ordered = sort_update_indexes(strategy, pods, candidates);
+    let rolling = strategy.rolling_update.as_ref();
+    let ordered = sort_update_indexes(
+        rolling.and_then(|r| r.priority_strategy.as_ref()),
+        rolling.map(|r| r.scatter_strategy.as_slice()).unwrap_or_default(),
+        pods,
+        candidates,
+    );
     plan.pods =
         limit_update_indexes(&diffs, ordered, pods, &plan.target_revision, cs.spec.min_ready_seconds, now);
     plan
@@ -396,71 +404,6 @@ pub fn pod_update_action(cs: &CloneSet, pod: &Pod, can_update_in_place: bool) ->
     PodUpdateAction::Recreate
 }
 
-/// A lifecycle move decided by [`refresh_lifecycle_state`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LifecycleTransition {
-    /// The state to write (nothing to do if the pod is already there).
-    pub state: LifecycleState,
-    /// `lifecycle.inPlaceUpdate.markPodNotReady`, applied with the move.
-    pub mark_pod_not_ready: bool,
-}
-
-impl LifecycleTransition {
-    /// Whether the move lifts the NotReady mark the inPlaceUpdate hook put on the pod in
-    /// `PreparingUpdate` (upstream `executePodNotReadyPolicy`): once the update is done, at
-    /// `Updated`, so the pod serves again while the hook's handler is still off it; and at
-    /// `Normal`, which a pod reaches directly when the handler came back before the update
-    /// completed.
-    pub fn releases_update_hold(&self) -> bool {
-        self.mark_pod_not_ready && matches!(self.state, LifecycleState::Updated | LifecycleState::Normal)
-    }
-}
-
-/// The lifecycle move of one pod at the start of an update round (upstream `refreshPodState`,
-/// after the in-place engine's own refresh). `in_place_update_completed` is the engine's verdict
-/// that the pod runs everything its last in-place update asked for.
-///
-/// - `PreparingNormal` -> `Normal` once scheduled (no preNormal hook) or once every preNormal
-///   handler is present;
-/// - `PreparingUpdate` at the update revision (a rollback made the update unnecessary) and
-///   `Updating` once completed -> `Updated` while the inPlaceUpdate hook is not fully present,
-///   else `Normal`;
-/// - `Updated` -> `Normal` once the hook is fully present (or there is none).
-pub fn refresh_lifecycle_state(
-    cs: &CloneSet,
-    pod: &Pod,
-    update_revision: &str,
-    in_place_update_completed: bool,
-) -> Option<LifecycleTransition> {
-    let lifecycle = cs.spec.lifecycle.as_ref();
-    let in_place_hook = lifecycle.and_then(|l| l.in_place_update.as_ref());
-    let after_update = || {
-        if lifecycle.is_some() && !is_pod_all_hooked(in_place_hook, pod) {
-            LifecycleState::Updated
-        } else {
-            LifecycleState::Normal
-        }
-    };
-    let state = match lifecycle_state(pod) {
-        LifecycleState::PreparingNormal => {
-            let normal = match lifecycle.and_then(|l| l.pre_normal.as_ref()) {
-                None => is_pod_scheduled(pod),
-                Some(hook) => is_pod_all_hooked(Some(hook), pod),
-            };
-            normal.then_some(LifecycleState::Normal)
-        }
-        LifecycleState::PreparingUpdate => equal_to_revision_hash(pod, update_revision).then(after_update),
-        LifecycleState::Updating => in_place_update_completed.then(after_update),
-        LifecycleState::Updated => (in_place_hook.is_none() || is_pod_all_hooked(in_place_hook, pod))
-            .then_some(LifecycleState::Normal),
-        _ => None,
-    }?;
-    Some(LifecycleTransition {
-        state,
-        mark_pod_not_ready: in_place_hook.is_some_and(|h| h.mark_pod_not_ready),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
@@ -515,10 +458,6 @@ mod tests {
         }
         fn state(self, state: &str) -> Self {
             self.label(LIFECYCLE_STATE_KEY, state)
-        }
-        fn unscheduled(mut self) -> Self {
-            self.0.spec = Some(PodSpec::default());
-            self
         }
     }
 
@@ -774,134 +713,6 @@ mod tests {
         ];
         for (name, cs, pod, can, expected) in cases {
             assert_eq!(pod_update_action(cs, pod, can), expected, "{name}");
-        }
-    }
-
-    /// Adapted from upstream `TestUpdate`'s lifecycle cases.
-    #[test]
-    fn lifecycle_refresh() {
-        let plain = cloneset(1);
-        let hooked_cs = with_hook(cloneset(1), false, true, false);
-        let mut pre_normal_cs = cloneset(1);
-        pre_normal_cs.spec.lifecycle = Some(Lifecycle {
-            pre_normal: Some(LifecycleHook {
-                labels_handler: [("ok".to_string(), "yes".to_string())].into(),
-                ..Default::default()
-            }),
-            ..Default::default()
-        });
-        let to = |state: LifecycleState| Some(LifecycleTransition { state, mark_pod_not_ready: false });
-        // (case, cloneset, pod, in-place completed, expected)
-        let cases: Vec<(&str, &CloneSet, Pod, bool, Option<LifecycleTransition>)> = vec![
-            (
-                "preparingNormal -> Normal once scheduled",
-                &plain,
-                P::new("a", "new").state("PreparingNormal").0,
-                false,
-                to(LifecycleState::Normal),
-            ),
-            (
-                "not scheduled stays",
-                &plain,
-                P::new("a", "new").state("PreparingNormal").unscheduled().0,
-                false,
-                None,
-            ),
-            (
-                "preNormal hook absent stays",
-                &pre_normal_cs,
-                P::new("a", "new").state("PreparingNormal").0,
-                false,
-                None,
-            ),
-            (
-                "preNormal hook present -> Normal",
-                &pre_normal_cs,
-                P::new("a", "new").state("PreparingNormal").label("ok", "yes").unscheduled().0,
-                false,
-                to(LifecycleState::Normal),
-            ),
-            ("updating not completed stays", &plain, P::new("a", "new").state("Updating").0, false, None),
-            (
-                "updating completed -> Normal",
-                &plain,
-                P::new("a", "new").state("Updating").0,
-                true,
-                to(LifecycleState::Normal),
-            ),
-            (
-                "updating completed, hook removed -> Updated",
-                &hooked_cs,
-                P::new("a", "new").state("Updating").0,
-                true,
-                to(LifecycleState::Updated),
-            ),
-            (
-                "updating completed, hook back -> Normal",
-                &hooked_cs,
-                P::new("a", "new").state("Updating").label("hook", "true").0,
-                true,
-                to(LifecycleState::Normal),
-            ),
-            (
-                "preparingUpdate rolled back -> Updated",
-                &hooked_cs,
-                P::new("a", "new").state("PreparingUpdate").0,
-                false,
-                to(LifecycleState::Updated),
-            ),
-            (
-                "preparingUpdate at old revision stays",
-                &hooked_cs,
-                P::new("a", "old").state("PreparingUpdate").0,
-                false,
-                None,
-            ),
-            (
-                "updated with hook back -> Normal",
-                &hooked_cs,
-                P::new("a", "new").state("Updated").label("hook", "true").0,
-                false,
-                to(LifecycleState::Normal),
-            ),
-            (
-                "updated without hook back stays",
-                &hooked_cs,
-                P::new("a", "new").state("Updated").0,
-                false,
-                None,
-            ),
-            (
-                "updated and no hook -> Normal",
-                &plain,
-                P::new("a", "new").state("Updated").0,
-                false,
-                to(LifecycleState::Normal),
-            ),
-            ("normal stays", &plain, P::new("a", "new").state("Normal").0, true, None),
-        ];
-        for (name, cs, pod, completed, expected) in cases {
-            assert_eq!(refresh_lifecycle_state(cs, &pod, "new", completed), expected, "{name}");
-        }
-    }
-
-    #[test]
-    fn in_place_update_hold_is_lifted_once_updated() {
-        let cases = [
-            (LifecycleState::Updated, true, true),
-            (LifecycleState::Normal, true, true),
-            (LifecycleState::PreparingUpdate, true, false),
-            (LifecycleState::Updating, true, false),
-            (LifecycleState::Updated, false, false),
-            (LifecycleState::Normal, false, false),
-        ];
-        for (state, mark_pod_not_ready, lifted) in cases {
-            let transition = LifecycleTransition { state: state.clone(), mark_pod_not_ready };
-            assert_eq!(
-                transition.releases_update_hold(),
-                lifted,
-                "{state:?} markPodNotReady={mark_pod_not_ready}"
-            );
         }
     }
 }

@@ -18,7 +18,7 @@ use std::{
 use k8s_openapi::{api::core::v1::Pod, jiff::Timestamp};
 use kruise_crds::apps::v1beta1::CloneSet;
 
-use super::pods::{
+use crate::workload::pods::{
     creation_time, deletion_cost, is_pod_available, is_pod_ready, max_container_restarts, node_name, phase,
     pod_ready_time,
 };

@@ -30,7 +30,7 @@ use kruise_crds::{
     intstr, selector,
 };
 
-use super::pods::{equal_to_revision_hash, is_pod_available, is_pod_ready_for_status};
+use crate::workload::pods::{equal_to_revision_hash, is_pod_available, is_pod_ready_for_status};
 
 /// Condition type: the rollout's progress (only with a progress deadline).
 pub const CONDITION_PROGRESSING: &str = "Progressing";

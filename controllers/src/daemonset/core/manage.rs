@@ -17,11 +17,11 @@ use kruise_crds::{
 
 use super::{
     nodes::{DaemonPredicates, target_node_name},
-    pods::{
-        available_after, by_creation, find_updated_pods_on_node, is_available, is_pre_deleting, is_ready,
-        is_terminating, phase, revision_of, template_generation,
-    },
+    pods::{available_after, by_creation, find_updated_pods_on_node, template_generation},
     update::max_surge,
+};
+use crate::workload::pods::{
+    is_pod_ready, is_preparing_delete, is_ready_for, is_terminating, phase, revision_hash,
 };
 
 /// A DaemonSet's pods by the node they are for (pods whose node cannot be read are left out,
@@ -126,7 +126,7 @@ pub fn pods_should_be_on_node(
                     needs.failed.push(name_of(pod));
                 }
             }
-        } else if is_pre_deleting(pod) {
+        } else if is_preparing_delete(pod) {
             needs.delete.push(name_of(pod));
         } else {
             running.push(pod);
@@ -148,7 +148,7 @@ pub fn pods_should_be_on_node(
     // is not yet available and the old one still ready.
     let (mut oldest_new, mut oldest_old): (Option<&Pod>, Option<&Pod>) = (None, None);
     for pod in running {
-        let slot = if revision_of(pod) == hash { &mut oldest_new } else { &mut oldest_old };
+        let slot = if revision_hash(pod) == hash { &mut oldest_new } else { &mut oldest_old };
         if slot.is_none() {
             *slot = Some(pod);
         } else {
@@ -157,9 +157,9 @@ pub fn pods_should_be_on_node(
     }
     if let (Some(new_pod), Some(old_pod)) = (oldest_new, oldest_old) {
         let min_ready = ds.spec.min_ready_seconds;
-        if !is_ready(old_pod) || is_available(new_pod, min_ready, now) {
+        if !is_pod_ready(old_pod) || is_ready_for(new_pod, min_ready, now) {
             needs.delete.push(name_of(old_pod));
-        } else if is_ready(new_pod) && min_ready > 0 {
+        } else if is_pod_ready(new_pod) && min_ready > 0 {
             needs.requeue_after =
                 earliest(needs.requeue_after, Some(available_after(new_pod, min_ready, now)));
         }

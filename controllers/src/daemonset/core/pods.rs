@@ -1,5 +1,7 @@
-//! How the DaemonSet controller reads one pod: ready, available, at the update revision,
-//! pre-deleting, and the order in which duplicates on a node are kept.
+//! How the DaemonSet controller reads one pod beyond the predicates every workload shares
+//! ([`crate::workload::pods`]: ready, available for `minReadySeconds`, revision hash,
+//! terminating, pre-deleting): at the update revision (hash or template generation), available
+//! as a daemon pod, and the order in which duplicates on a node are kept.
 
 use std::cmp::Ordering;
 
@@ -7,29 +9,21 @@ use k8s_openapi::{
     api::core::v1::Pod,
     jiff::{SignedDuration, Timestamp},
 };
-use kruise_crds::{
-    apps::v1beta1::DaemonSet,
-    common::{IN_PLACE_UPDATE_READY, LifecycleState, well_known::CONTROLLER_REVISION_HASH},
-};
+use kruise_crds::{apps::v1beta1::DaemonSet, common::IN_PLACE_UPDATE_READY};
 
-use crate::cloneset::core::pods::{is_pod_ready, lifecycle_state, pod_condition, pod_ready_time};
+use crate::workload::pods::{
+    is_preparing_delete, is_ready_for, is_terminating, pod_condition, pod_ready_time, revision_hash,
+};
 
 /// Pod label of the template generation a pod was created from (with the deprecated annotation).
 pub const POD_TEMPLATE_GENERATION_LABEL: &str = "pod-template-generation";
 /// DaemonSet annotation of the deprecated template generation.
 pub const DEPRECATED_TEMPLATE_GENERATION: &str = "deprecated.daemonset.template.generation";
 
-pub use crate::cloneset::core::pods::is_pod_ready as is_ready;
-
 /// The deprecated template generation of the DaemonSet, when annotated (upstream
 /// `GetTemplateGeneration`; an unparsable value counts as none).
 pub fn template_generation(ds: &DaemonSet) -> Option<i64> {
     ds.metadata.annotations.as_ref()?.get(DEPRECATED_TEMPLATE_GENERATION)?.parse().ok()
-}
-
-/// The revision hash a pod carries.
-pub fn revision_of(pod: &Pod) -> &str {
-    pod.metadata.labels.as_ref().and_then(|l| l.get(CONTROLLER_REVISION_HASH)).map_or("", String::as_str)
 }
 
 /// Whether a pod runs the update revision: its hash label equals `hash`, or its template
@@ -39,41 +33,12 @@ pub fn is_pod_updated(pod: &Pod, hash: &str, generation: Option<i64>) -> bool {
     let generation_matches = generation.is_some_and(|generation| {
         labels.and_then(|l| l.get(POD_TEMPLATE_GENERATION_LABEL)) == Some(&generation.to_string())
     });
-    (!hash.is_empty() && revision_of(pod) == hash) || generation_matches
-}
-
-/// Whether the pod is terminating.
-pub fn is_terminating(pod: &Pod) -> bool {
-    pod.metadata.deletion_timestamp.is_some()
-}
-
-/// Whether the pod waits in `PreparingDelete` for its preDelete hook.
-pub fn is_pre_deleting(pod: &Pod) -> bool {
-    lifecycle_state(pod) == LifecycleState::PreparingDelete
+    (!hash.is_empty() && revision_hash(pod) == hash) || generation_matches
 }
 
 /// Whether the pod is absent or pre-deleting (upstream `isPodNilOrPreDeleting`).
 pub fn is_nil_or_pre_deleting(pod: Option<&Pod>) -> bool {
-    pod.is_none_or(is_pre_deleting)
-}
-
-/// The pod's phase.
-pub fn phase(pod: &Pod) -> &str {
-    pod.status.as_ref().and_then(|s| s.phase.as_deref()).unwrap_or_default()
-}
-
-/// Whether the pod has been Ready for `min_ready_seconds` (Kubernetes `podutil.IsPodAvailable`:
-/// with 0 any Ready pod is; otherwise the Ready transition must be more than that long ago).
-pub fn is_available(pod: &Pod, min_ready_seconds: i32, now: Timestamp) -> bool {
-    if !is_pod_ready(pod) {
-        return false;
-    }
-    if min_ready_seconds <= 0 {
-        return true;
-    }
-    pod_ready_time(pod)
-        .and_then(|since| since.checked_add(SignedDuration::from_secs(i64::from(min_ready_seconds))).ok())
-        .is_some_and(|until| until < now)
+    pod.is_none_or(is_preparing_delete)
 }
 
 /// How long until a Ready pod becomes available (upstream `podAvailableWaitingTime`).
@@ -100,7 +65,7 @@ pub fn has_in_place_readiness_gate(pod: &Pod) -> bool {
 /// Whether a daemon pod counts as available in the status: available, and with the in-place
 /// gate, its `InPlaceUpdateReady` condition (when present) `True` (upstream `isDaemonPodAvailable`).
 pub fn is_daemon_pod_available(pod: &Pod, min_ready_seconds: i32, now: Timestamp) -> bool {
-    if !is_available(pod, min_ready_seconds, now) {
+    if !is_ready_for(pod, min_ready_seconds, now) {
         return false;
     }
     !has_in_place_readiness_gate(pod)
@@ -165,11 +130,11 @@ mod tests {
     #[test]
     fn availability_waits_min_ready_seconds_and_the_in_place_condition() {
         let ready = ready_pod("p", "n1", "h", now() - SignedDuration::from_secs(10));
-        assert!(is_available(&ready, 0, now()));
-        assert!(is_available(&ready, 5, now()));
-        assert!(!is_available(&ready, 10, now()), "strictly more than minReadySeconds");
+        assert!(is_ready_for(&ready, 0, now()));
+        assert!(is_ready_for(&ready, 5, now()));
+        assert!(!is_ready_for(&ready, 10, now()), "strictly more than minReadySeconds");
         assert_eq!(available_after(&ready, 30, now()), std::time::Duration::from_secs(20));
-        assert!(!is_available(&pod("p", "n1", "h"), 0, now()));
+        assert!(!is_ready_for(&pod("p", "n1", "h"), 0, now()));
 
         let mut gated = ready.clone();
         gated.spec.as_mut().unwrap().readiness_gates =

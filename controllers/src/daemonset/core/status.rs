@@ -12,8 +12,9 @@ use kruise_crds::apps::v1beta1::{DaemonSet, DaemonSetStatus};
 
 use super::{
     nodes::DaemonPredicates,
-    pods::{by_creation, is_daemon_pod_available, is_pod_updated, is_ready, template_generation},
+    pods::{by_creation, is_daemon_pod_available, is_pod_updated, template_generation},
 };
+use crate::workload::pods::is_pod_ready;
 
 /// The status for the current pods; `observed` also records the spec generation (only after a
 /// full round, as upstream). Returns when to look again (a ready pod not yet available).
@@ -39,7 +40,7 @@ pub fn compute_status(
             desired += 1;
             if let Some(pod) = pods.iter().copied().min_by(|a, b| by_creation(a, b)) {
                 current += 1;
-                if is_ready(pod) {
+                if is_pod_ready(pod) {
                     ready += 1;
                     if is_daemon_pod_available(pod, ds.spec.min_ready_seconds, now) {
                         available += 1;

@@ -18,10 +18,9 @@ use kruise_crds::{
 
 use super::{
     nodes::DaemonPredicates,
-    pods::{
-        find_updated_pods_on_node, is_available, is_nil_or_pre_deleting, is_pre_deleting, template_generation,
-    },
+    pods::{find_updated_pods_on_node, is_nil_or_pre_deleting, template_generation},
 };
+use crate::workload::pods::{is_preparing_delete, is_ready_for};
 
 fn scaled_limit(
     ds: &DaemonSet,
@@ -171,15 +170,15 @@ pub fn plan_rolling_update(
             if is_nil_or_pre_deleting(old_pod) == is_nil_or_pre_deleting(new_pod) {
                 unavailable_now += 1;
             } else if let Some(new_pod) = new_pod {
-                if !is_available(new_pod, min_ready, now) {
+                if !is_ready_for(new_pod, min_ready, now) {
                     unavailable_now += 1;
                 }
-                if is_pre_deleting(new_pod) {
+                if is_preparing_delete(new_pod) {
                     unavailable_now += 1;
                 }
             } else if let Some(old_pod) = old_pod {
                 let pod_name = old_pod.metadata.name.clone().unwrap_or_default();
-                if !is_available(old_pod, min_ready, now) {
+                if !is_ready_for(old_pod, min_ready, now) {
                     allowed.push(pod_name);
                 } else if unavailable_now < unavailable {
                     candidates_to_delete.push(pod_name);
@@ -201,12 +200,12 @@ pub fn plan_rolling_update(
             surging += 1;
             continue;
         };
-        let Some(old_pod) = old_pod.filter(|p| !is_pre_deleting(p)) else { continue };
+        let Some(old_pod) = old_pod.filter(|p| !is_preparing_delete(p)) else { continue };
         match new_pod {
-            None if !is_available(old_pod, min_ready, now) => allowed.push(name.clone()),
+            None if !is_ready_for(old_pod, min_ready, now) => allowed.push(name.clone()),
             None if surging < surge => candidate_nodes.push(name.clone()),
             None => {}
-            Some(new_pod) if !is_available(new_pod, min_ready, now) || is_pre_deleting(new_pod) => {
+            Some(new_pod) if !is_ready_for(new_pod, min_ready, now) || is_preparing_delete(new_pod) => {
                 surging += 1
             }
             Some(_) => plan.pods_to_delete.push(old_pod.metadata.name.clone().unwrap_or_default()),

@@ -250,7 +250,9 @@ pub fn controller_reference(set: &StatefulSet) -> Option<OwnerReference> {
 pub fn initial_lifecycle_state(set: &StatefulSet, pod: &Pod) -> LifecycleState {
     let hook = set.spec.lifecycle.as_ref().and_then(|l| l.pre_normal.as_ref());
     match hook {
-        Some(hook) if !super::pods::is_pod_all_hooked(Some(hook), pod) => LifecycleState::PreparingNormal,
+        Some(hook) if !crate::workload::pods::is_pod_all_hooked(Some(hook), pod) => {
+            LifecycleState::PreparingNormal
+        }
         _ => LifecycleState::Normal,
     }
 }

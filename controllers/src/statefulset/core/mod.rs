@@ -14,8 +14,9 @@
 //! 4. [`compute_status`].
 //!
 //! - [`identity`]: ordinals, names, reserved ordinals, identity and storage, new pods and PVCs.
-//! - [`lifecycle`]: the lifecycle moves at the start of a round (hooks, in-place updates).
-//! - [`pods`]: per-pod predicates (created, healthy, available, revision, hooks).
+//! - [`pods`]: the StatefulSet's per-pod predicates (created, healthy, available); the shared
+//!   ones (lifecycle, revision, hooks) are [`crate::workload::pods`], and the lifecycle moves at
+//!   the start of a round are the shared state machine of [`crate::workload::lifecycle`].
 //! - [`resize`]: PVC expansion on rolling update (`volumeClaimUpdateStrategy`).
 //! - [`retention`]: PVC owner references from `persistentVolumeClaimRetentionPolicy`.
 //! - [`options`]: the feature gates that change the decisions.
@@ -23,7 +24,6 @@
 #[cfg(test)]
 pub mod fixtures;
 pub mod identity;
-pub mod lifecycle;
 pub mod options;
 pub mod pods;
 pub mod resize;
@@ -33,7 +33,6 @@ pub mod status;
 pub mod update;
 
 pub use identity::{ReplicaRange, ReservedOrdinals};
-pub use lifecycle::{LifecycleTransition, refresh_lifecycle_state};
 pub use options::CoreOptions;
 pub use scale::{DeleteAction, Members, ScalePlan, ScaleStep, Slot, Which, members, plan_scale};
 pub use status::{StatusInputs, SyncFailure, compute_status};

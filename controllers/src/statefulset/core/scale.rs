@@ -33,12 +33,10 @@ use kube::ResourceExt;
 use super::{
     identity::{ReplicaRange, identity_matches, ordinal_of, pod_name, storage_matches},
     options::CoreOptions,
-    pods::{
-        is_finished, is_healthy, is_pending, is_pod_hooked, is_pod_updated, is_running_and_ready,
-        is_terminating, lifecycle_state, running_and_available,
-    },
+    pods::{is_finished, is_healthy, is_pending, is_running_and_ready, running_and_available},
     retention::{claim_is_stale, claims_match_retention},
 };
+use crate::workload::pods::{is_pod_hooked, is_pod_updated, is_terminating, lifecycle_state};
 
 /// Which of the two revisions a new pod is created at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

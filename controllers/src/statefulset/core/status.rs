@@ -30,9 +30,10 @@ use kube::ResourceExt;
 
 use super::{
     identity::claim_name,
-    pods::{is_created, is_running_and_ready, is_terminating, revision_of, running_and_available},
+    pods::{is_created, is_running_and_ready, running_and_available},
     scale::{Members, Slot, min_ready_seconds},
 };
+use crate::workload::pods::{is_terminating, revision_hash};
 
 /// A failure of this round that the status reports as a condition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,7 +74,7 @@ pub fn count_replicas<'a>(
         if created {
             status.replicas += 1;
         }
-        let revision = revision_of(pod);
+        let revision = revision_hash(pod);
         if is_running_and_ready(pod) {
             status.ready_replicas += 1;
             let available = running_and_available(pod, min_ready_seconds, now).0;

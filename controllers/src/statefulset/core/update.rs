@@ -28,12 +28,16 @@ use kube::ResourceExt;
 
 use super::{
     options::CoreOptions,
-    pods::{
-        is_healthy, is_pod_hooked, is_pod_updated, is_specified_delete, is_terminating, lifecycle_state,
-        revision_of, running_and_available,
-    },
+    pods::{is_healthy, running_and_available},
     resize::{claims_compatible, claims_completed, claims_ready},
     scale::{DeleteAction, Members, Slot, Which, deletion_action, min_ready_seconds, update_max_unavailable},
+};
+use crate::workload::{
+    pods::{
+        has_specified_delete_label, is_pod_hooked, is_pod_updated, is_terminating, lifecycle_state,
+        revision_hash,
+    },
+    update_order::sort_by_priority,
 };
 
 /// What to do to a pod the update picked (upstream `inPlaceUpdatePod` and `deletePod`).
@@ -207,7 +211,7 @@ pub fn sort_slots_to_update(
                 _ => None,
             })
             .collect();
-        waiting = crate::cloneset::core::update_order::sort_by_priority(priority, &labels, waiting);
+        waiting = sort_by_priority(priority, &labels, waiting);
     }
     done.extend(waiting);
     done.truncate(max_update);
@@ -272,7 +276,7 @@ pub fn plan_update(
     let mut specified: BTreeSet<usize> = BTreeSet::new();
     for index in (0..members.slots.len()).rev() {
         let Slot::Pod(pod) = members.slots[index] else { continue };
-        if !is_specified_delete(pod) {
+        if !has_specified_delete_label(pod) {
             continue;
         }
         if unavailable.len() >= max_unavailable && !unavailable.contains(&index) {
@@ -285,7 +289,7 @@ pub fn plan_update(
         }
         if let Some(action) = deletion_action(set, pod) {
             if action == DeleteAction::Delete {
-                let revision = revision_of(pod);
+                let revision = revision_hash(pod);
                 if revision == current_revision {
                     plan.current_leaving += 1;
                 } else if revision == update_revision {
@@ -303,7 +307,7 @@ pub fn plan_update(
             Slot::Missing(_) | Slot::Reserved => continue,
         };
         let claims_match = verdicts.resize_claims.is_none_or(|claims| claims_compatible(set, pod, claims));
-        if revision_of(pod) == update_revision && claims_match {
+        if revision_hash(pod) == update_revision && claims_match {
             continue;
         }
         if unavailable.len() >= max_unavailable && !unavailable.contains(&index) {
@@ -328,7 +332,7 @@ pub fn plan_update(
             continue;
         }
         let action = pod_update_action(set, pod, (verdicts.can_update_in_place)(pod));
-        if action.leaves_current() && revision_of(pod) == current_revision {
+        if action.leaves_current() && revision_hash(pod) == current_revision {
             plan.current_leaving += 1;
         }
         let fails = matches!(action, PodUpdateAction::InPlaceImpossible | PodUpdateAction::NotAllowed(_));

@@ -1,7 +1,9 @@
-//! The writes the CloneSet controller makes to pods and PVCs: create (in slow-start batches),
-//! delete with their PVCs, lifecycle state moves, the specified-delete label, the
-//! `KruisePodReady` condition, adoption and release. Each is a small patch that touches only the
-//! keys it owns (Kruise Rollout and users write other labels on the same pods).
+//! The writes the workload controllers (CloneSet, Advanced StatefulSet, Advanced DaemonSet) make
+//! to pods and PVCs: create (with the pod's PVCs, in slow-start batches), delete, lifecycle state
+//! moves, the specified-delete label, hook handlers put back, the `KruisePodReady` condition
+//! (also computed for the ContainerRecreateRequest controller), adoption and release. Each is a
+//! small patch that touches only the keys it owns (Kruise Rollout and users write other labels on
+//! the same pods).
 
 use std::collections::BTreeMap;
 
@@ -12,7 +14,7 @@ use k8s_openapi::{
 };
 use kruise_crds::common::{
     LIFECYCLE_STATE_KEY, LIFECYCLE_TIMESTAMP_KEY,
-    well_known::{CLONESET_INSTANCE_ID, KRUISE_POD_READY, SPECIFIED_DELETE},
+    well_known::{KRUISE_POD_READY, SPECIFIED_DELETE},
 };
 use kube::{
     Api, Client, ResourceExt,
@@ -22,7 +24,7 @@ use serde_json::{Value, json};
 
 use crate::ControllerError;
 
-/// Field manager of the controller's writes.
+/// Field manager of the workload controllers' writes.
 pub const FIELD_MANAGER: &str = "kruise-manager";
 
 /// The `KruisePodReady` holder keys lifecycle hooks use (upstream `Lifecycle/<hook>`).
@@ -112,24 +114,6 @@ pub async fn delete_pod(client: &Client, pod: &Pod) -> Result<(), ControllerErro
     }
 }
 
-/// Deletes the PVCs of an instance id.
-pub async fn delete_pvcs_of(
-    client: &Client,
-    namespace: &str,
-    pvcs: &[PersistentVolumeClaim],
-    id: &str,
-) -> Result<(), ControllerError> {
-    let api: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), namespace);
-    for pvc in pvcs.iter().filter(|p| p.labels().get(CLONESET_INSTANCE_ID).map(String::as_str) == Some(id)) {
-        match api.delete(&pvc.name_any(), &DeleteParams::default()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(status)) if status.code == 404 => {}
-            Err(error) => return Err(error.into()),
-        }
-    }
-    Ok(())
-}
-
 /// The lifecycle label/annotation patch for `state`.
 pub fn lifecycle_patch(state: &str, now: Timestamp) -> Value {
     json!({"metadata": {
@@ -153,7 +137,8 @@ pub async fn set_lifecycle(
     Ok(patched.metadata.resource_version)
 }
 
-/// Adds `apps.kruise.io/specified-delete=true` (a recreate: scaling deletes and replaces it).
+/// Adds `apps.kruise.io/specified-delete=true` (a recreate: the workload's scaling deletes and
+/// replaces the pod).
 pub async fn mark_specified_delete(client: &Client, pod: &Pod) -> Result<Option<String>, ControllerError> {
     if pod.labels().contains_key(SPECIFIED_DELETE) {
         return Ok(None);
@@ -274,7 +259,8 @@ pub async fn set_kruise_pod_ready(
     }
 }
 
-/// Makes the CloneSet the controller of an orphan pod (only if it is still an orphan).
+/// Makes `owner` (the workload's controller reference) the controller of an orphan pod (only if
+/// the pod is still as read: the patch carries its resourceVersion).
 pub async fn adopt(
     client: &Client,
     pod: &Pod,
@@ -288,7 +274,7 @@ pub async fn adopt(
     Ok(())
 }
 
-/// Drops the CloneSet's controller reference from a pod that no longer matches its selector.
+/// Drops the workload's controller reference (`owner_uid`) from a pod it no longer selects.
 pub async fn release(client: &Client, pod: &Pod, owner_uid: &str) -> Result<(), ControllerError> {
     let references: Vec<_> = pod.owner_references().iter().filter(|r| r.uid != owner_uid).cloned().collect();
     let patch =
