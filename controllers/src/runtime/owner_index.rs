@@ -62,7 +62,7 @@ impl<K: Resource<DynamicType = ()>> Entries<K> {
     }
 }
 
-/// The objects of a [`Store`] by controlling owner. Cheap to clone (shared).
+/// The objects of a cache by controlling owner. Cheap to clone (shared).
 pub struct OwnerIndex<K: Resource<DynamicType = ()>> {
     entries: Arc<RwLock<Entries<K>>>,
 }

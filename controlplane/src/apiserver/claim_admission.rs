@@ -135,7 +135,7 @@ pub fn resize_refusal(old: &Value, new: &Value, class: Option<&Value>) -> Option
     if !is_bound(old) {
         return Some(ONLY_BOUND_CLAIMS);
     }
-    let allowed = claim_class(old) != ""
+    let allowed = !claim_class(old).is_empty()
         && class.and_then(|c| c.get("allowVolumeExpansion")).and_then(Value::as_bool) == Some(true);
     (!allowed).then_some(RESIZE_NOT_SUPPORTED)
 }
