@@ -3,7 +3,10 @@
 //! provisioner gets a PersistentVolume of its size made for it (`pvc-<claim uid>`) and both are
 //! marked `Bound`; a volume whose claim is gone is deleted (reclaim policy `Delete`) or left
 //! `Released` (`Retain`). Claims of any other class stay `Pending`, as they would on a cluster
-//! without that class's provisioner. `kruise up` makes a `standard` class of this provisioner,
+//! without that class's provisioner, unless a volume made beforehand fits them: as
+//! kube-controller-manager's persistent-volume controller, an unbound claim is bound to the
+//! smallest `Available` volume of its class with its access modes, volume mode and at least its
+//! requested size (or to the volume it names, or that names it). `kruise up` makes a `standard` class of this provisioner,
 //! as kind makes its own.
 
 use kruise_machinery::quantity::Quantity;
@@ -57,6 +60,75 @@ pub fn expansion_target(claim: &Value, class: Option<&Value>) -> Option<String> 
         .then(|| requested.to_string())
 }
 
+/// The volume made beforehand that an unbound claim is bound to (pure; kube-controller-manager's
+/// `findBestMatchForClaim`): the volume the claim names, else one whose `claimRef` names the
+/// claim, else the smallest unclaimed `Available` (or still `Pending`) volume of the claim's
+/// class (`""` when it names none) whose access modes include the claim's, whose volume mode
+/// is the claim's and whose capacity is at least the request. Claims with a selector are left
+/// alone (no volume here is labelled for them). None also for a claim already bound or
+/// being deleted.
+pub fn static_match(claim: &Value, volumes: &[impl std::borrow::Borrow<Value>]) -> Option<Value> {
+    if objects::is_deleting(claim)
+        || claim.pointer("/status/phase").and_then(Value::as_str) == Some("Bound")
+        || claim.pointer("/spec/selector").is_some_and(|s| !s.is_null())
+    {
+        return None;
+    }
+    let (namespace, name) =
+        (objects::namespace(claim).unwrap_or_default(), objects::name(claim).unwrap_or_default());
+    let uid = objects::uid(claim).unwrap_or_default();
+    let text = |value: &Value, path: &str| {
+        value.pointer(path).and_then(Value::as_str).unwrap_or_default().to_string()
+    };
+    let named = claim.pointer("/spec/volumeName").and_then(Value::as_str).filter(|n| !n.is_empty());
+    let claimed_by_this = |volume: &Value| {
+        text(volume, "/spec/claimRef/namespace") == namespace
+            && text(volume, "/spec/claimRef/name") == name
+            && volume.pointer("/spec/claimRef/uid").and_then(Value::as_str).is_none_or(|u| u == uid)
+    };
+    let volumes: Vec<&Value> = volumes.iter().map(std::borrow::Borrow::borrow).collect();
+    if let Some(named) = named {
+        return volumes.iter().find(|v| objects::name(v) == Some(named)).map(|v| (*v).clone());
+    }
+    if let Some(prebound) = volumes.iter().find(|v| claimed_by_this(v)) {
+        return Some((*prebound).clone());
+    }
+    let class = text(claim, "/spec/storageClassName");
+    let mode = |value: &Value| {
+        value.pointer("/spec/volumeMode").and_then(Value::as_str).unwrap_or("Filesystem").to_string()
+    };
+    let modes = |value: &Value| -> Vec<String> {
+        value
+            .pointer("/spec/accessModes")
+            .and_then(Value::as_array)
+            .map(|m| m.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .unwrap_or_default()
+    };
+    let requested = text(claim, "/spec/resources/requests/storage");
+    let requested = if requested.is_empty() { "0".to_string() } else { requested };
+    volumes
+        .into_iter()
+        .filter(|v| v.pointer("/spec/claimRef").is_none_or(Value::is_null))
+        .filter(|v| {
+            matches!(v.pointer("/status/phase").and_then(Value::as_str), None | Some("Pending" | "Available"))
+        })
+        .filter(|v| !objects::is_deleting(v))
+        .filter(|v| text(v, "/spec/storageClassName") == class && mode(v) == mode(claim))
+        .filter(|v| {
+            let offered = modes(v);
+            modes(claim).iter().all(|m| offered.contains(m))
+        })
+        .filter(|v| {
+            Quantity::compare(&text(v, "/spec/capacity/storage"), &requested)
+                .is_some_and(|o| o != std::cmp::Ordering::Less)
+        })
+        .min_by(|a, b| {
+            Quantity::compare(&text(a, "/spec/capacity/storage"), &text(b, "/spec/capacity/storage"))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
+        .cloned()
+}
+
 /// The volume made for `claim` of `class`.
 pub fn volume_for(claim: &Value, class: &Value) -> Value {
     let uid = objects::uid(claim).unwrap_or_default();
@@ -104,7 +176,10 @@ pub(super) async fn run(api: Api) {
                     name: name.into(),
                 })
             });
-            if let Some(class) = class.as_ref().filter(|class| should_provision(claim, Some(class))) {
+            let (all_volumes, _) = api.store.list(&volumes);
+            if let Some(volume) = static_match(claim, &all_volumes) {
+                bind_existing(&api, claim, &volume);
+            } else if let Some(class) = class.as_ref().filter(|class| should_provision(claim, Some(class))) {
                 bind(&api, claim, class);
             } else if let Some(size) = expansion_target(claim, class.as_deref()) {
                 expand(&api, claim, &size);
@@ -136,20 +211,34 @@ fn volume_key(name: &str) -> ObjectKey {
     }
 }
 
-/// Makes the claim's volume and marks both bound, as the binder does (the claim gets the
-/// volume's name and the bind annotations).
-fn bind(api: &Api, claim: &Value, class: &Value) {
-    let volume = volume_for(claim, class);
-    let volume_name = objects::name(&volume).unwrap_or_default().to_string();
-    let mut stamped = volume.clone();
-    objects::set_meta(&mut stamped, "uid", Some(json!(objects::new_uid())));
-    objects::set_meta(&mut stamped, "creationTimestamp", Some(json!(objects::now_rfc3339())));
-    let created = api.store.mutate(&volume_key(&volume_name), |current| -> Result<Mutation, ()> {
-        Ok(if current.is_some() { Mutation::Keep } else { Mutation::Put(stamped.clone()) })
+/// Binds a volume made beforehand to the claim: the volume's `claimRef` and `Bound` phase, then
+/// the claim's.
+fn bind_existing(api: &Api, claim: &Value, volume: &Value) {
+    let volume_name = objects::name(volume).unwrap_or_default().to_string();
+    let reference = json!({
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "namespace": objects::namespace(claim).unwrap_or_default(),
+        "name": objects::name(claim).unwrap_or_default(),
+        "uid": objects::uid(claim).unwrap_or_default(),
+        "resourceVersion": objects::meta_str(claim, "resourceVersion").unwrap_or_default(),
     });
-    if created.is_err() {
-        return;
+    let bound = api.store.mutate(&volume_key(&volume_name), |current| -> Result<Mutation, ()> {
+        let Some(current) = current else { return Err(()) };
+        let mut next = current.clone();
+        next["spec"]["claimRef"] = reference.clone();
+        next["status"] = json!({"phase": "Bound"});
+        Ok(Mutation::Put(next))
+    });
+    if bound.is_ok() {
+        mark_claim_bound(api, claim, volume, None);
     }
+}
+
+/// Marks the claim bound to `volume` (its name, the bind annotations, phase, access modes and
+/// capacity), as the persistent-volume controller does.
+fn mark_claim_bound(api: &Api, claim: &Value, volume: &Value, provisioner: Option<&str>) {
+    let volume_name = objects::name(volume).unwrap_or_default().to_string();
     let namespace = objects::namespace(claim).unwrap_or_default();
     let name = objects::name(claim).unwrap_or_default();
     let uid = objects::uid(claim).unwrap_or_default().to_string();
@@ -163,8 +252,9 @@ fn bind(api: &Api, claim: &Value, class: &Value) {
         if let Some(annotations) = annotations.as_object_mut() {
             annotations.insert("pv.kubernetes.io/bind-completed".into(), json!("yes"));
             annotations.insert("pv.kubernetes.io/bound-by-controller".into(), json!("yes"));
-            annotations
-                .insert("volume.kubernetes.io/storage-provisioner".into(), json!(SIMULATED_PROVISIONER));
+            if let Some(provisioner) = provisioner {
+                annotations.insert("volume.kubernetes.io/storage-provisioner".into(), json!(provisioner));
+            }
         }
         next["status"] = json!({
             "phase": "Bound",
@@ -173,6 +263,22 @@ fn bind(api: &Api, claim: &Value, class: &Value) {
         });
         Ok(Mutation::Put(next))
     });
+}
+
+/// Makes the claim's volume and marks both bound, as the binder does (the claim gets the
+/// volume's name and the bind annotations).
+fn bind(api: &Api, claim: &Value, class: &Value) {
+    let volume = volume_for(claim, class);
+    let volume_name = objects::name(&volume).unwrap_or_default().to_string();
+    let mut stamped = volume.clone();
+    objects::set_meta(&mut stamped, "uid", Some(json!(objects::new_uid())));
+    objects::set_meta(&mut stamped, "creationTimestamp", Some(json!(objects::now_rfc3339())));
+    let created = api.store.mutate(&volume_key(&volume_name), |current| -> Result<Mutation, ()> {
+        Ok(if current.is_some() { Mutation::Keep } else { Mutation::Put(stamped.clone()) })
+    });
+    if created.is_ok() {
+        mark_claim_bound(api, claim, &volume, Some(SIMULATED_PROVISIONER));
+    }
 }
 
 /// Grows the claim's volume to `size`, then records the claim's new capacity (the resizer's and
@@ -212,11 +318,42 @@ fn expand(api: &Api, claim: &Value, size: &str) {
     });
 }
 
+/// A volume made beforehand: `Available` once made (it starts `Pending`), `Released` under
+/// `Retain` once its bound claim is gone (one under `Delete` is not ours to delete: it stays).
+fn reclaim_static(api: &Api, volume: &Value) {
+    let name = objects::name(volume).unwrap_or_default().to_string();
+    let phase = volume.pointer("/status/phase").and_then(Value::as_str).unwrap_or_default();
+    let claim_ref = volume.pointer("/spec/claimRef").filter(|r| !r.is_null());
+    let next_phase = match claim_ref {
+        None if matches!(phase, "" | "Pending") => "Available",
+        Some(reference) if phase == "Bound" => {
+            let field =
+                |key: &str| reference.get(key).and_then(Value::as_str).unwrap_or_default().to_string();
+            let claim = api.store.get(&claim_key(&field("namespace"), &field("name")));
+            let gone = claim.is_none_or(|claim| objects::uid(&claim) != Some(field("uid").as_str()));
+            let retained = volume.pointer("/spec/persistentVolumeReclaimPolicy").and_then(Value::as_str)
+                == Some("Retain");
+            if !(gone && retained) {
+                return;
+            }
+            "Released"
+        }
+        _ => return,
+    };
+    let _ = api.store.mutate(&volume_key(&name), |current| -> Result<Mutation, ()> {
+        let Some(current) = current else { return Ok(Mutation::Keep) };
+        let mut next = current.clone();
+        next["status"] = json!({"phase": next_phase});
+        Ok(Mutation::Put(next))
+    });
+}
+
 /// A volume of ours whose claim is gone (or is another claim by now): deleted under `Delete`,
 /// `Released` under `Retain`.
 fn reclaim(api: &Api, volume: &Value) {
     let provisioned_by = volume.pointer("/metadata/annotations/pv.kubernetes.io~1provisioned-by");
     if provisioned_by.and_then(Value::as_str) != Some(SIMULATED_PROVISIONER) {
+        reclaim_static(api, volume);
         return;
     }
     let claim_ref = volume.pointer("/spec/claimRef").cloned().unwrap_or(json!({}));
@@ -316,6 +453,48 @@ mod tests {
         for (name, claim, class, expected) in cases {
             assert_eq!(expansion_target(&claim, class).as_deref(), expected, "{name}");
         }
+    }
+
+    #[test]
+    fn unbound_claims_take_the_smallest_fitting_volume_made_beforehand() {
+        let volume = |name: &str, size: &str, class: Option<&str>, extra: Value| {
+            let mut volume = json!({"metadata": {"name": name},
+                "spec": {"capacity": {"storage": size}, "accessModes": ["ReadWriteOnce", "ReadOnlyMany"]},
+                "status": {"phase": "Available"}});
+            if let Some(class) = class {
+                volume["spec"]["storageClassName"] = json!(class);
+            }
+            json_patch::merge(&mut volume, &extra);
+            volume
+        };
+        let matched = |claim: &Value, volumes: &[Value]| {
+            static_match(claim, volumes)
+                .map(|v| v["metadata"]["name"].as_str().unwrap_or_default().to_string())
+        };
+        let classless = claim(json!({"spec": {"storageClassName": null}}));
+        let pool = [
+            volume("big", "10Gi", None, json!({})),
+            volume("small", "100Mi", None, json!({})),
+            volume("too-small", "10Mi", None, json!({})),
+            volume("classed", "60Mi", Some("standard"), json!({})),
+            volume("taken", "50Mi", None, json!({"spec": {"claimRef": {"name": "x", "namespace": "ns"}}})),
+            volume("block", "50Mi", None, json!({"spec": {"volumeMode": "Block"}})),
+        ];
+        assert_eq!(matched(&classless, &pool).as_deref(), Some("small"), "smallest that fits, no class");
+        assert_eq!(matched(&claim(json!({})), &pool).as_deref(), Some("classed"), "same class only");
+        let many = claim(json!({"spec": {"accessModes": ["ReadWriteMany"]}}));
+        assert_eq!(matched(&many, &pool), None, "access modes must be offered");
+        let prebound =
+            volume("mine", "1Gi", None, json!({"spec": {"claimRef": {"name": "data", "namespace": "ns"}}}));
+        assert_eq!(
+            matched(&classless, &[pool[0].clone(), prebound]).as_deref(),
+            Some("mine"),
+            "a volume naming the claim"
+        );
+        let named = claim(json!({"spec": {"volumeName": "big"}}));
+        assert_eq!(static_match(&named, &pool).map(|v| v["metadata"]["name"].clone()), Some(json!("big")));
+        let bound = claim(json!({"status": {"phase": "Bound"}}));
+        assert_eq!(matched(&bound, &pool), None);
     }
 
     #[test]
