@@ -494,6 +494,9 @@ async fn update(
     for pod in pods {
         let refresh = ctx.engine.refresh(pod).await.map_err(|e| ControllerError::Invalid(e.to_string()))?;
         requeue = earliest(requeue, refresh.requeue_after);
+        if let Some(rv) = &refresh.resource_version {
+            ctx.rv_expectations.expect(&pod_key(pod), rv, Instant::now());
+        }
         let completed = crate::inplace::completion::check_update_completed(pod, ctx.engine.gates()).is_ok();
         let at_update_revision = equal_to_revision_hash(pod, update_revision);
         let lifecycle = cs.spec.lifecycle.as_ref();

@@ -273,6 +273,9 @@ pub async fn sync(ds: Arc<DaemonSet>, ctx: &Context) -> Result<SyncOutcome, Cont
         let result = async {
             let refreshed =
                 ctx.engine.refresh(pod).await.map_err(|e| ControllerError::Invalid(e.to_string()))?;
+            if let Some(rv) = &refreshed.resource_version {
+                ctx.rv_expectations.expect(&pod_key(pod), rv, Instant::now());
+            }
             pod_ops::set_kruise_pod_ready(&ctx.client, pod, None).await?;
             Ok::<_, ControllerError>(refreshed.requeue_after)
         }

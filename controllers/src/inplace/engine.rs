@@ -20,7 +20,7 @@ use super::{
     options::{InPlaceGates, Revision, RevisionAdapter, UpdateOptions},
     plan::{
         GraceDecision, PodPatchPlan, RefreshStep, conditions_patch, decide_refresh, needs_unready,
-        plan_grace, plan_next_batch, plan_update,
+        plan_grace, plan_next_batch, plan_update, ready_condition_patch,
     },
     spec::{UpdateSpec, calculate_update_spec},
 };
@@ -82,11 +82,14 @@ pub struct RefreshResult {
     pub status: RefreshStatus,
     /// Call again after this long (`None`: nothing pending).
     pub requeue_after: Option<Duration>,
+    /// The pod's resourceVersion after a write this refresh made, for the caller's
+    /// expectations (so it does not act on an older cached copy).
+    pub resource_version: Option<String>,
 }
 
 impl RefreshResult {
     fn new(status: RefreshStatus, requeue_after: Option<Duration>) -> Self {
-        Self { status, requeue_after }
+        Self { status, requeue_after, resource_version: None }
     }
 }
 
@@ -166,11 +169,15 @@ impl InPlaceEngine {
         PatchParams { field_manager: Some(self.field_manager.clone()), ..Default::default() }
     }
 
-    /// Runs `attempt` on a fresh read of the pod until it does not meet a conflict.
+    /// Runs `attempt` on `known` (the caller's cached copy) and, after each conflict, on a
+    /// fresh read of the pod, until it does not meet a conflict. Each write carries the copy's
+    /// resourceVersion, so a stale copy costs one conflict and one read, while an up-to-date
+    /// one (the common case) costs no read at all.
     async fn with_fresh_pod<T, F, Fut>(
         &self,
         namespace: &str,
         name: &str,
+        known: Pod,
         mut attempt: F,
     ) -> Result<T, InPlaceError>
     where
@@ -179,9 +186,13 @@ impl InPlaceEngine {
     {
         let pods = self.pods(namespace);
         let mut tries = 0;
+        let mut known = Some(known);
         loop {
             tries += 1;
-            let fresh = pods.get(name).await?;
+            let fresh = match known.take() {
+                Some(pod) => pod,
+                None => pods.get(name).await?,
+            };
             match attempt(fresh).await {
                 Err(error) if error.is_conflict() && tries < CONFLICT_ATTEMPTS => {
                     debug!(namespace, pod = name, tries, "conflict writing pod, reading it again");
@@ -245,30 +256,34 @@ impl InPlaceEngine {
         let pods = self.pods(&namespace);
         let spec = &spec;
 
+        // The pod as the next write should see it: the cached copy, or what the status write
+        // below returned.
+        let mut known = pod.clone();
         if needs_unready(pod, spec, &self.gates) {
-            self.with_fresh_pod(&namespace, &name, |fresh| {
-                let pods = pods.clone();
-                let name = name.clone();
-                async move {
-                    // A pod already moving to this revision keeps its condition (a stale
-                    // cache must not turn a finished pod NotReady again).
-                    if self.already_started(&fresh, spec) {
-                        return Ok(());
-                    }
-                    let conditions = start_update_conditions(&fresh, &now());
-                    if !conditions.is_empty() {
+            known = self
+                .with_fresh_pod(&namespace, &name, known, |fresh| {
+                    let pods = pods.clone();
+                    let name = name.clone();
+                    async move {
+                        // A pod already moving to this revision keeps its condition (a stale
+                        // cache must not turn a finished pod NotReady again).
+                        if self.already_started(&fresh, spec) {
+                            return Ok(fresh);
+                        }
+                        let conditions = start_update_conditions(&fresh, &now());
+                        if conditions.is_empty() {
+                            return Ok(fresh);
+                        }
                         let patch = conditions_patch(&fresh, &conditions)?;
-                        pods.patch_status(&name, &self.params(), &Patch::Strategic(&patch)).await?;
+                        Ok(pods.patch_status(&name, &self.params(), &Patch::Strategic(&patch)).await?)
                     }
-                    Ok(())
-                }
-            })
-            .await?;
+                })
+                .await?;
         }
 
         let labels = self.revisions.revision_labels(&spec.revision);
         let result = self
-            .with_fresh_pod(&namespace, &name, |fresh| {
+            .with_fresh_pod(&namespace, &name, known, |fresh| {
                 let pods = pods.clone();
                 let name = name.clone();
                 let labels = labels.clone();
@@ -326,16 +341,19 @@ impl InPlaceEngine {
                 Ok(RefreshResult::new(RefreshStatus::WaitingForBatchReady(reason), Some(PENDING_RECHECK)))
             }
             RefreshStep::MarkReady(condition) => {
-                // Only for the pod as read: a newer pod may have started another update.
-                let patch = conditions_patch(pod, &[condition])?;
+                let patch = ready_condition_patch(pod, &condition)?;
                 match pods.patch_status(&name, &self.params(), &Patch::Strategic(&patch)).await {
-                    Ok(_) => {
+                    Ok(written) => {
                         info!(%namespace, pod = %name, "in-place update completed, pod marked InPlaceUpdateReady");
-                        Ok(RefreshResult::new(RefreshStatus::MarkedReady, None))
+                        Ok(RefreshResult {
+                            resource_version: written.metadata.resource_version,
+                            ..RefreshResult::new(RefreshStatus::MarkedReady, None)
+                        })
                     }
                     Err(error) => {
                         let error = InPlaceError::from(error);
-                        if error.is_conflict() {
+                        // A conflict here means the UID changed: another pod of that name.
+                        if error.is_conflict() || error.is_not_found() {
                             Ok(RefreshResult::new(RefreshStatus::Stale, Some(STALE_RETRY)))
                         } else {
                             Err(error)
@@ -344,7 +362,7 @@ impl InPlaceEngine {
                 }
             }
             RefreshStep::FinishGrace => {
-                self.with_fresh_pod(&namespace, &name, |fresh| {
+                self.with_fresh_pod(&namespace, &name, pod.clone(), |fresh| {
                     let pods = pods.clone();
                     let name = name.clone();
                     async move {
@@ -368,7 +386,7 @@ impl InPlaceEngine {
                 .await
             }
             RefreshStep::StartNextBatch => {
-                self.with_fresh_pod(&namespace, &name, |fresh| {
+                self.with_fresh_pod(&namespace, &name, pod.clone(), |fresh| {
                     let pods = pods.clone();
                     let name = name.clone();
                     async move {

@@ -271,6 +271,19 @@ pub fn decide_refresh(pod: &Pod, gates: &InPlaceGates, now: &Time) -> Result<Ref
     Ok(finish_update_condition(pod, now).map_or(RefreshStep::Idle, RefreshStep::MarkReady))
 }
 
+/// The strategic-merge patch of `pods/status` that writes the finished update's
+/// `InPlaceUpdateReady` condition (merged by type) for the pod with this UID, with no
+/// resourceVersion: the kubelet's status writes between our read and this write are no reason
+/// to fail it (they never touch this condition). What would be, an in-place update of ours
+/// started meanwhile, the workload controllers rule out by waiting for the cache to show their
+/// own pod writes (resourceVersion expectations) before they refresh.
+pub fn ready_condition_patch(pod: &Pod, condition: &PodCondition) -> Result<Value, InPlaceError> {
+    Ok(json!({
+        "metadata": {"uid": pod.metadata.uid},
+        "status": {"conditions": [serde_json::to_value(condition)?]},
+    }))
+}
+
 /// The strategic-merge patch of `pods/status` that writes `conditions` (merged by type), with
 /// the pod's `resourceVersion` as precondition.
 pub fn conditions_patch(pod: &Pod, conditions: &[PodCondition]) -> Result<Value, InPlaceError> {

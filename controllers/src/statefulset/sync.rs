@@ -325,6 +325,9 @@ async fn refresh(
         let result: Result<(), ControllerError> = async {
             let refreshed = ctx.engine.refresh(pod).await.map_err(|e| ControllerError::Invalid(e.to_string()))?;
             requeue = earliest(requeue, refreshed.requeue_after);
+            if let Some(rv) = &refreshed.resource_version {
+                ctx.rv_expectations.expect(&pod_key(pod), rv, Instant::now());
+            }
             let completed = check_update_completed(pod, ctx.engine.gates()).is_ok();
             let at_update_revision = revision_hash(pod) == update_revision;
             let lifecycle = set.spec.lifecycle.as_ref();
