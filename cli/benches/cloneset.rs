@@ -15,7 +15,8 @@
 //! issue's figures): `KRUISE_BENCH_ROLLOUT_PODS` (500), `KRUISE_BENCH_MAX_UNAVAILABLE` (20%),
 //! `KRUISE_BENCH_SCALE_PODS` (1000), `KRUISE_BENCH_SETS` (100), `KRUISE_BENCH_PODS_PER_SET` (100),
 //! `KRUISE_BENCH_NODES` (50), `KRUISE_BENCH_TIMEOUT` (seconds per wait, 900),
-//! `KRUISE_BENCH_PHASES` (`rollout,scale,memory`), `KRUISE_BIN` (the `kruise` binary for the
+//! `KRUISE_BENCH_PHASES` (`rollout,scale,memory`), `KRUISE_BENCH_FEATURE_GATES` (the manager's
+//! gates, default those of `kruise up`, so every controller it runs is on), `KRUISE_BIN` (the `kruise` binary for the
 //! manager process). `--quick` (or `KRUISE_BENCH_QUICK=1`) runs small sizes.
 //!
 //! Run with `cargo bench -p kruise --bench cloneset` (or `-- --quick`).
@@ -32,8 +33,8 @@ use std::{
 
 use common::{
     Cluster, Counters, InProcessManager, NAMESPACE, Workload, Writes, cpu_seconds, create_namespace, env_or,
-    init_tracing, kruise_binary, memory_mib, print_rollouts, quick_requested, start_manager_process,
-    timed_rollout, wait_for, wait_pods_gone,
+    init_tracing, kruise_binary, manager_feature_gates, memory_mib, print_rollouts, quick_requested,
+    start_manager_process, timed_rollout, wait_for, wait_pods_gone,
 };
 use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::Pod;
@@ -392,7 +393,9 @@ async fn memory(bench: &Bench, client: &Client, kubeconfig: &Path, dir: &Path) {
         bench.sizes.nodes
     );
     let log_path = dir.join("manager.log");
-    let Some(manager) = start_manager_process(kubeconfig, &log_path).await else { return };
+    let Some(manager) = start_manager_process(kubeconfig, &log_path, &manager_feature_gates()).await else {
+        return;
+    };
     let pid = manager.0.id();
     tokio::time::sleep(Duration::from_secs(2)).await;
     let idle = memory_mib(pid, "VmRSS:");
@@ -460,7 +463,9 @@ async fn memory(bench: &Bench, client: &Client, kubeconfig: &Path, dir: &Path) {
     // without the allocations of the ramp-up.
     let before = bench.counts.snapshot();
     let restarted = Instant::now();
-    let Some(manager) = start_manager_process(kubeconfig, &dir.join("manager-restarted.log")).await else {
+    let Some(manager) =
+        start_manager_process(kubeconfig, &dir.join("manager-restarted.log"), &manager_feature_gates()).await
+    else {
         return;
     };
     let pid = manager.0.id();

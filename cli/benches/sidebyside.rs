@@ -227,7 +227,8 @@ async fn run_subject(subject: Subject, pods_n: usize, nodes: u32, timeout: Durat
     let manager = match subject {
         Subject::Ours => {
             let log = cluster.dir.path().join("manager.log");
-            Manager::Ours(start_manager_process(&cluster.kubeconfig, &log).await?)
+            // The feature gates' defaults, as upstream runs here.
+            Manager::Ours(start_manager_process(&cluster.kubeconfig, &log, "").await?)
         }
         Subject::Upstream | Subject::UpstreamUnlimited => {
             let dir = upstream::binary_dir()?;

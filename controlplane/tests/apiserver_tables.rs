@@ -62,7 +62,8 @@ kind: PersistentVolumeClaim
 metadata: {name: data, namespace: tables}
 spec:
   accessModes: [ReadWriteOnce]
-  resources: {requests: {storage: 1Gi}}
+  # More than tables-pv offers: no volume controller binds them, on either server.
+  resources: {requests: {storage: 2Gi}}
 ---
 apiVersion: v1
 kind: PersistentVolume
@@ -396,7 +397,9 @@ const KINDS: &[Kind] = &[
             "REASON",
             "AGE",
         ],
-        row: &["tables-pv", "1Gi", "RWO", "Retain", "Pending", "", "", "<unset>", "", "*", "Filesystem"],
+        // STATUS: `Pending` on a bare kube-apiserver (the recording); `Available` as soon as a
+        // persistent-volume controller sees it (kube-controller-manager's, embedded here).
+        row: &["tables-pv", "1Gi", "RWO", "Retain", "*", "", "", "<unset>", "", "*", "Filesystem"],
     },
     Kind {
         resource: "events",

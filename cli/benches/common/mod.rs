@@ -597,9 +597,19 @@ pub fn cpu_seconds(pid: u32) -> f64 {
     (ticks(11) + ticks(12)) / 100.0
 }
 
-/// Starts `kruise manager` against the kubeconfig and waits for its `/readyz`; `None` (with
-/// the log's path printed) when it never becomes ready.
-pub async fn start_manager_process(kubeconfig: &Path, log_path: &Path) -> Option<Process> {
+/// The feature gates the benchmarks' manager runs with: `KRUISE_BENCH_FEATURE_GATES`, else
+/// those `kruise up` passes (so every controller `kruise up` runs is on and caching).
+pub fn manager_feature_gates() -> String {
+    env_or(
+        "KRUISE_BENCH_FEATURE_GATES",
+        "ImagePullJobGate=true,PreDownloadImageForInPlaceUpdate=true,PreDownloadImageForDaemonSetUpdate=true"
+            .to_string(),
+    )
+}
+
+/// Starts `kruise manager` against the kubeconfig with these `--feature-gates` and waits for its
+/// `/readyz`; `None` (with the log's path printed) when it never becomes ready.
+pub async fn start_manager_process(kubeconfig: &Path, log_path: &Path, gates: &str) -> Option<Process> {
     let health = free_port();
     let binary = kruise_binary();
     let log = std::fs::File::create(log_path).unwrap();
@@ -610,6 +620,7 @@ pub async fn start_manager_process(kubeconfig: &Path, log_path: &Path) -> Option
         .args(["--namespace", MANAGER_NAMESPACE])
         .args(["--health-addr", &health.to_string()])
         .args(["--webhook-addr", "127.0.0.1:0", "--webhook-host", "127.0.0.1", "--leader-elect", "false"])
+        .args(["--feature-gates", gates])
         .env("RUST_LOG", std::env::var("KRUISE_BENCH_MANAGER_LOG").unwrap_or_else(|_| "warn".into()))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
