@@ -17,7 +17,8 @@
 //! `KRUISE_BENCH_NODES` (50), `KRUISE_BENCH_TIMEOUT` (seconds per wait, 900),
 //! `KRUISE_BENCH_PHASES` (`rollout,scale,memory`), `KRUISE_BENCH_FEATURE_GATES` (the manager's
 //! gates, default those of `kruise up`, so every controller it runs is on), `KRUISE_BIN` (the `kruise` binary for the
-//! manager process). `--quick` (or `KRUISE_BENCH_QUICK=1`) runs small sizes.
+//! manager process), `KRUISE_BENCH_FRESH_VARIANTS` (more fresh managers in the memory phase, each
+//! with its own environment: see `fresh_manager_variants`). `--quick` (or `KRUISE_BENCH_QUICK=1`) runs small sizes.
 //!
 //! Run with `cargo bench -p kruise --bench cloneset` (or `-- --quick`).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark fails loudly on unexpected data
@@ -34,7 +35,7 @@ use std::{
 use common::{
     Cluster, Counters, InProcessManager, NAMESPACE, Workload, Writes, cpu_seconds, create_namespace, env_or,
     init_tracing, kruise_binary, manager_feature_gates, memory_mib, print_rollouts, quick_requested,
-    start_manager_process, timed_rollout, wait_for, wait_pods_gone,
+    start_manager_process, start_manager_process_with_env, timed_rollout, wait_for, wait_pods_gone,
 };
 use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::Pod;
@@ -484,11 +485,45 @@ async fn memory(bench: &Bench, client: &Client, kubeconfig: &Path, dir: &Path) {
         if restart_writes > 0 { format!(" ({})", writes.detail("")) } else { String::new() }
     );
     drop(manager);
+    fresh_manager_variants(kubeconfig, dir).await;
     println!(
         "  this process (API server + simulated nodes + benchmark; the manager of phases 1-2 ran here too): RSS {:.1} MiB, peak {:.1} MiB",
         memory_mib(std::process::id(), "VmRSS:"),
         memory_mib(std::process::id(), "VmHWM:")
     );
+}
+
+/// Fresh managers over the same settled cluster, one per variant of
+/// `KRUISE_BENCH_FRESH_VARIANTS` (`|`-separated; each a space-separated list of `NAME=value`
+/// set in the manager's environment, e.g. `MALLOC_ARENA_MAX=1|RUST_LOG=info`): one ramp-up,
+/// several memory samples; a variant that changes nothing (`X=1`) measures the noise.
+async fn fresh_manager_variants(kubeconfig: &Path, dir: &Path) {
+    let variants = std::env::var("KRUISE_BENCH_FRESH_VARIANTS").unwrap_or_default();
+    for variant in variants.split('|').filter(|v| !v.trim().is_empty()) {
+        let env: Vec<(String, String)> = variant
+            .split_whitespace()
+            .filter_map(|pair| pair.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+            .collect();
+        let started = Instant::now();
+        let log = dir.join("manager-variant.log");
+        let Some(manager) =
+            start_manager_process_with_env(kubeconfig, &log, &manager_feature_gates(), &env).await
+        else {
+            continue;
+        };
+        let pid = manager.0.id();
+        let ready = started.elapsed();
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        println!(
+            "  fresh manager [{variant}]: ready in {:.1} s, RSS 10 s later {:.1} MiB (anonymous {:.1}, file {:.1}; peak {:.1}), CPU {:.1} s",
+            ready.as_secs_f64(),
+            memory_mib(pid, "VmRSS:"),
+            memory_mib(pid, "RssAnon:"),
+            memory_mib(pid, "RssFile:"),
+            memory_mib(pid, "VmHWM:"),
+            cpu_seconds(pid)
+        );
+    }
 }
 
 async fn pods_of_namespace(client: &Client, namespace: &str) -> usize {

@@ -610,6 +610,15 @@ pub fn manager_feature_gates() -> String {
 /// Starts `kruise manager` against the kubeconfig with these `--feature-gates` and waits for its
 /// `/readyz`; `None` (with the log's path printed) when it never becomes ready.
 pub async fn start_manager_process(kubeconfig: &Path, log_path: &Path, gates: &str) -> Option<Process> {
+    start_manager_process_with_env(kubeconfig, log_path, gates, &[]).await
+}
+
+pub async fn start_manager_process_with_env(
+    kubeconfig: &Path,
+    log_path: &Path,
+    gates: &str,
+    env: &[(String, String)],
+) -> Option<Process> {
     let health = free_port();
     let binary = kruise_binary();
     let log = std::fs::File::create(log_path).unwrap();
@@ -622,6 +631,7 @@ pub async fn start_manager_process(kubeconfig: &Path, log_path: &Path, gates: &s
         .args(["--webhook-addr", "127.0.0.1:0", "--webhook-host", "127.0.0.1", "--leader-elect", "false"])
         .args(["--feature-gates", gates])
         .env("RUST_LOG", std::env::var("KRUISE_BENCH_MANAGER_LOG").unwrap_or_else(|_| "warn".into()))
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log)
