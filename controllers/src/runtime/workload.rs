@@ -163,10 +163,75 @@ pub fn next_action(requeue_after: Option<Duration>) -> Action {
     }
 }
 
+/// The manager's own status writes per workload (by UID): the resourceVersion the latest one
+/// produced, and the versions known to be older than it (those our writes were based on).
+///
+/// A reconcile reads its workload from the shared cache, which sees the manager's own status
+/// write only when the watch delivers it. A reconcile that runs in between (a pod event) would
+/// send a version our write already replaced and meet a 409 it caused itself. When the cached
+/// version is one our writes superseded, our latest write's version is the one to send; if
+/// somebody else wrote since, the API server still answers 409, so optimistic concurrency holds
+/// against every other writer.
+#[derive(Debug, Default)]
+pub struct OwnStatusWrites {
+    by_uid: std::sync::Mutex<std::collections::HashMap<String, OwnWrites>>,
+}
+
+/// What [`OwnStatusWrites`] keeps for one workload.
+#[derive(Debug, Default)]
+struct OwnWrites {
+    latest: String,
+    superseded: std::collections::VecDeque<String>,
+}
+
+/// Entries kept before the memory forgets all (deleted workloads leave theirs behind).
+const OWN_WRITES_LIMIT: usize = 50_000;
+/// Superseded versions kept per workload: the cache lags by a few writes at most.
+const SUPERSEDED_KEPT: usize = 16;
+
+impl OwnStatusWrites {
+    /// The resourceVersion to send for a workload cached at `cached`: our latest write's when
+    /// `cached` is older than it, else `cached`.
+    pub fn version_to_send(&self, uid: &str, cached: &str) -> String {
+        let writes = self.by_uid.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match writes.get(uid) {
+            Some(own) if own.superseded.iter().any(|v| v == cached) => own.latest.clone(),
+            _ => cached.to_string(),
+        }
+    }
+
+    /// Remembers that a write based on `based_on` succeeded and produced `produced`: every
+    /// version seen before is older than `produced`.
+    pub fn record(&self, uid: &str, based_on: &str, produced: &str) {
+        let mut writes = self.by_uid.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if writes.len() >= OWN_WRITES_LIMIT && !writes.contains_key(uid) {
+            writes.clear();
+        }
+        let own = writes.entry(uid.to_string()).or_default();
+        let previous = std::mem::replace(&mut own.latest, produced.to_string());
+        for older in [previous, based_on.to_string()] {
+            if !older.is_empty() && older != produced && !own.superseded.contains(&older) {
+                own.superseded.push_back(older);
+            }
+        }
+        while own.superseded.len() > SUPERSEDED_KEPT {
+            own.superseded.pop_front();
+        }
+    }
+}
+
+/// The manager's memory of its own status writes, shared by the workload controllers.
+fn own_status_writes() -> &'static OwnStatusWrites {
+    static WRITES: std::sync::OnceLock<OwnStatusWrites> = std::sync::OnceLock::new();
+    WRITES.get_or_init(OwnStatusWrites::default)
+}
+
 /// Writes a workload's status with its resourceVersion (`set_status` puts the new status into
-/// the object). On a conflict it re-reads the object and tries again, up to three times; it
-/// stops quietly when the spec moved on (the next reconcile computes a fresh status) or the
-/// object is gone. Returns the object as stored when the status was written, `None` when not.
+/// the object). The version sent is the cached one, or the one our own last status write
+/// produced from it ([`OwnStatusWrites`]). On a conflict it re-reads the object and tries
+/// again, up to three times; it stops quietly when the spec moved on (the next reconcile
+/// computes a fresh status) or the object is gone. Returns the object as stored when the status
+/// was written, `None` when not.
 pub async fn replace_status<K>(
     client: &Client,
     workload: &K,
@@ -181,12 +246,23 @@ where
 {
     let namespace = workload.meta().namespace.clone().unwrap_or_default();
     let name = workload.meta().name.clone().unwrap_or_default();
+    let uid = workload.meta().uid.clone().unwrap_or_default();
+    let writes = own_status_writes();
     let api: Api<K> = Api::namespaced(client.clone(), &namespace);
     let mut object = workload.clone();
+    if let Some(cached) = object.meta().resource_version.clone() {
+        object.meta_mut().resource_version = Some(writes.version_to_send(&uid, &cached));
+    }
     for _ in 0..3 {
         set_status(&mut object);
+        let based_on = object.meta().resource_version.clone().unwrap_or_default();
         match api.replace_status(&name, &kube::api::PostParams::default(), &object).await {
-            Ok(stored) => return Ok(Some(stored)),
+            Ok(stored) => {
+                if let Some(produced) = stored.meta().resource_version.as_deref() {
+                    writes.record(&uid, &based_on, produced);
+                }
+                return Ok(Some(stored));
+            }
             Err(kube::Error::Api(error)) if error.code == 409 => {
                 object = api.get(&name).await?;
                 if object.meta().generation != workload.meta().generation {
@@ -238,6 +314,25 @@ pub mod testing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn own_status_writes_send_the_latest_version_only_for_versions_they_superseded() {
+        let writes = OwnStatusWrites::default();
+        // Nothing written yet: the cached version goes out as it is.
+        assert_eq!(writes.version_to_send("u", "10"), "10");
+        writes.record("u", "10", "11");
+        // The cache has not seen our write: send the write's version.
+        assert_eq!(writes.version_to_send("u", "10"), "11");
+        // A second write based on the first: both older versions map to the newest.
+        writes.record("u", "11", "12");
+        assert_eq!(writes.version_to_send("u", "10"), "12");
+        assert_eq!(writes.version_to_send("u", "11"), "12");
+        // The cache caught up, or holds somebody else's newer write: sent as cached.
+        assert_eq!(writes.version_to_send("u", "12"), "12");
+        assert_eq!(writes.version_to_send("u", "15"), "15");
+        // Another workload is not affected.
+        assert_eq!(writes.version_to_send("other", "10"), "10");
+    }
 
     #[test]
     fn next_action_table() {
