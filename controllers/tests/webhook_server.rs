@@ -162,6 +162,7 @@ async fn the_server_registers_itself() {
             "mcontainerrecreaterequest.kb.io",
             "mimagelistpulljob-v1beta1.kb.io",
             "mimagepulljob-v1beta1.kb.io",
+            "msidecarset.kb.io",
             "mnodeimage.kb.io"
         ]
     );
@@ -297,6 +298,82 @@ async fn clonesets_are_defaulted_and_validated() {
         get(client, "v1beta1", "inplace").await["spec"]["template"]["spec"]["containers"][0]
             .get("env")
             .is_none()
+    );
+    env.stop().await;
+}
+
+fn sidecarsets(client: &Client, version: &str) -> Api<DynamicObject> {
+    let gvk = GroupVersionKind::gvk("apps.kruise.io", version, "SidecarSet");
+    Api::all_with(client.clone(), &ApiResource::from_gvk_with_plural(&gvk, "sidecarsets"))
+}
+
+fn sidecarset(version: &str, name: &str, app: &str, container: &str) -> DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": format!("apps.kruise.io/{version}"),
+        "kind": "SidecarSet",
+        "metadata": {"name": name},
+        "spec": {
+            "selector": {"matchLabels": {"app": app}},
+            "containers": [{"name": container, "image": "busybox:1.36"}],
+        },
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn sidecarsets_are_defaulted_and_validated() {
+    let env = Env::start().await;
+    let client = &env.client;
+    let api = sidecarsets(client, "v1beta1");
+
+    // Defaults and both hash annotations are written at either version.
+    api.create(&PostParams::default(), &sidecarset("v1beta1", "logs", "web", "agent")).await.unwrap();
+    sidecarsets(client, "v1alpha1")
+        .create(&PostParams::default(), &sidecarset("v1alpha1", "metrics", "db", "exporter"))
+        .await
+        .unwrap();
+    for name in ["logs", "metrics"] {
+        let stored = serde_json::to_value(api.get(name).await.unwrap()).unwrap();
+        assert_eq!(stored["spec"]["updateStrategy"]["type"], "RollingUpdate", "{name}");
+        assert_eq!(stored["spec"]["containers"][0]["podInjectPolicy"], "BeforeAppContainer", "{name}");
+        let annotations = &stored["metadata"]["annotations"];
+        assert!(annotations["kruise.io/sidecarset-hash"].as_str().is_some_and(|h| !h.is_empty()), "{name}");
+        assert!(annotations["kruise.io/sidecarset-hash-without-image"].is_string(), "{name}");
+    }
+
+    // An invalid SidecarSet is refused with its field paths, and nothing is stored.
+    let mut invalid = sidecarset("v1beta1", "bad", "web", "second agent");
+    invalid.data["spec"]["selector"] = Value::Null;
+    let status = api_error(api.create(&PostParams::default(), &invalid).await.unwrap_err());
+    assert_eq!(status.code, 422, "{status:?}");
+    assert!(status.message.contains("vsidecarset.kb.io"), "{}", status.message);
+    let fields: Vec<String> =
+        status.details.as_ref().unwrap().causes.iter().map(|c| c.field.clone()).collect();
+    assert!(fields.iter().any(|f| f == "spec.selector"), "{fields:?}");
+    assert!(fields.iter().any(|f| f.starts_with("spec.containers[0].name")), "{fields:?}");
+    assert!(api.get_opt("bad").await.unwrap().is_none());
+
+    // A second SidecarSet selecting the same pods cannot inject a container of the same name;
+    // one selecting other pods can.
+    let status = api_error(
+        api.create(&PostParams::default(), &sidecarset("v1beta1", "logs-2", "web", "agent"))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(status.code, 422, "{status:?}");
+    assert!(status.message.contains("spec.containers"), "{}", status.message);
+    api.create(&PostParams::default(), &sidecarset("v1beta1", "logs-3", "cache", "agent")).await.unwrap();
+
+    // An image change keeps the hash without image and changes the hash.
+    let before = serde_json::to_value(api.get("logs").await.unwrap()).unwrap();
+    let image = json!({"spec": {"containers": [{"name": "agent", "image": "busybox:1.37"}]}});
+    api.patch("logs", &PatchParams::default(), &Patch::Merge(&image)).await.unwrap();
+    let after = serde_json::to_value(api.get("logs").await.unwrap()).unwrap();
+    let hash = |object: &Value, key: &str| object["metadata"]["annotations"][key].clone();
+    assert_ne!(hash(&before, "kruise.io/sidecarset-hash"), hash(&after, "kruise.io/sidecarset-hash"));
+    assert_eq!(
+        hash(&before, "kruise.io/sidecarset-hash-without-image"),
+        hash(&after, "kruise.io/sidecarset-hash-without-image")
     );
     env.stop().await;
 }

@@ -249,8 +249,8 @@ impl Drop for KruiseManager {
     }
 }
 
-/// The in-process replica's webhook settings (the StatefulSet PVC-resize and CRD cascading
-/// deletion-protection gates as `kruise manager` sets them).
+/// The in-process replica's webhook settings (the StatefulSet PVC-resize, CRD cascading
+/// deletion-protection and SidecarSet patch-metadata gates as `kruise manager` sets them).
 fn webhook_config(bind: SocketAddr, gates: &FeatureGates) -> WebhookConfig {
     WebhookConfig {
         bind,
@@ -258,6 +258,8 @@ fn webhook_config(bind: SocketAddr, gates: &FeatureGates) -> WebhookConfig {
         endpoint: WebhookEndpoint::Url { host: "127.0.0.1".into(), port: None },
         statefulset_auto_resize_pvc: gates.enabled(Gate::StatefulSetAutoResizePVCGate),
         crd_cascading_deletion_protection: gates.enabled(Gate::DeletionProtectionForCRDCascadingGate),
+        sidecarset_patch_metadata_defaults_allowed: gates
+            .enabled(Gate::SidecarSetPatchPodMetadataDefaultsAllowed),
         ..Default::default()
     }
 }

@@ -62,6 +62,9 @@ pub(crate) fn webhook_config(args: &ManagerArgs) -> WebhookConfig {
         namespace: args.namespace.clone(),
         readiness_gate_for_all_pods: args.feature_gates.enabled(Gate::KruisePodReadinessGate),
         statefulset_auto_resize_pvc: args.feature_gates.enabled(Gate::StatefulSetAutoResizePVCGate),
+        sidecarset_patch_metadata_defaults_allowed: args
+            .feature_gates
+            .enabled(Gate::SidecarSetPatchPodMetadataDefaultsAllowed),
         crd_cascading_deletion_protection: args
             .feature_gates
             .enabled(Gate::DeletionProtectionForCRDCascadingGate),

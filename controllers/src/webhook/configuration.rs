@@ -34,8 +34,8 @@ use super::{
     IMAGELISTPULLJOB_VALIDATING_PATH, IMAGEPULLJOB_MUTATING_PATH, IMAGEPULLJOB_VALIDATING_PATH,
     INGRESS_VALIDATING_PATH, MUTATING_CONFIGURATION_NAME, NAMESPACE_VALIDATING_PATH, NODEIMAGE_MUTATING_PATH,
     NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH, REPLICASET_VALIDATING_PATH, SERVICE_VALIDATING_PATH,
-    STATEFULSET_MUTATING_PATH, STATEFULSET_VALIDATING_PATH, VALIDATING_CONFIGURATION_NAME,
-    conversion::converts,
+    SIDECARSET_MUTATING_PATH, SIDECARSET_VALIDATING_PATH, STATEFULSET_MUTATING_PATH,
+    STATEFULSET_VALIDATING_PATH, VALIDATING_CONFIGURATION_NAME, conversion::converts,
 };
 use crate::ControllerError;
 
@@ -167,6 +167,16 @@ const MUTATING: &[WebhookSpec] = &[
         only_delete_protected: false,
     },
     WebhookSpec {
+        name: "msidecarset.kb.io",
+        path: SIDECARSET_MUTATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "sidecarsets",
+        exempt_control_plane: false,
+        only_delete_protected: false,
+    },
+    WebhookSpec {
         name: "mnodeimage.kb.io",
         path: NODEIMAGE_MUTATING_PATH,
         group: APPS_GROUP,
@@ -226,6 +236,16 @@ const VALIDATING: &[WebhookSpec] = &[
         versions: &["v1alpha1", "v1beta1"],
         operations: &["CREATE", "UPDATE"],
         resource: "imagepulljobs",
+        exempt_control_plane: false,
+        only_delete_protected: false,
+    },
+    WebhookSpec {
+        name: "vsidecarset.kb.io",
+        path: SIDECARSET_VALIDATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "sidecarsets",
         exempt_control_plane: false,
         only_delete_protected: false,
     },
@@ -587,6 +607,7 @@ mod tests {
                 "mcontainerrecreaterequest.kb.io",
                 "mimagelistpulljob-v1beta1.kb.io",
                 "mimagepulljob-v1beta1.kb.io",
+                "msidecarset.kb.io",
                 "mnodeimage.kb.io"
             ]
         );
@@ -623,6 +644,7 @@ mod tests {
                 "vdaemonset.kb.io",
                 "vimagelistpulljob-v1beta1.kb.io",
                 "vimagepulljob-v1beta1.kb.io",
+                "vsidecarset.kb.io",
                 "vpodprobemarker.kb.io",
                 "vnodeimage.kb.io",
                 "vbuiltindeployment.kb.io",
@@ -635,7 +657,7 @@ mod tests {
             ]
         );
         // Upstream's deletion-protection webhooks: DELETE only, labelled objects only.
-        let namespace = &validating["webhooks"][11];
+        let namespace = &validating["webhooks"][12];
         assert_eq!(
             namespace["rules"],
             json!([{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["namespaces"]}])
@@ -645,11 +667,11 @@ mod tests {
             json!({"matchExpressions": [{"key": "policy.kruise.io/delete-protection", "operator": "Exists"}]})
         );
         assert_eq!(namespace["clientConfig"]["url"], "https://127.0.0.1:9876/validate-namespace");
-        let crd = &validating["webhooks"][10];
+        let crd = &validating["webhooks"][11];
         assert_eq!(crd["rules"][0]["apiGroups"], json!(["apiextensions.k8s.io"]));
         assert_eq!(crd["rules"][0]["apiVersions"], json!(["v1", "v1beta1"]));
-        assert_eq!(validating["webhooks"][9]["rules"][0]["resources"], json!(["statefulsets"]));
-        assert_eq!(validating["webhooks"][9]["rules"][0]["apiGroups"], json!(["apps"]));
+        assert_eq!(validating["webhooks"][10]["rules"][0]["resources"], json!(["statefulsets"]));
+        assert_eq!(validating["webhooks"][10]["rules"][0]["apiGroups"], json!(["apps"]));
         assert!(validating["webhooks"][0].get("objectSelector").is_none());
         let daemonset = &validating["webhooks"][2];
         assert_eq!(

@@ -11,6 +11,9 @@
 //!   `/validate-...` twins ([`imagejobs`]): defaults and validation of the pre-pull kinds;
 //! - `/mutate-apps-kruise-io-containerrecreaterequest` ([`crr`]): ContainerRecreateRequest
 //!   validation, defaults and the copy of its pod's identity (upstream has no validating twin);
+//! - `/mutate-apps-kruise-io-sidecarset` and `/validate-apps-kruise-io-sidecarset`
+//!   ([`sidecarset`]): SidecarSet defaults, hash annotations and validation, including the
+//!   conflicts with other SidecarSets;
 //! - `/mutate-pod` ([`pod`]): the `KruisePodReady` readiness gate on Kruise-owned pods;
 //! - `/validate-namespace`, `/validate-customresourcedefinition`, `/validate-apps-deployment`,
 //!   `/validate-apps-replicaset`, `/validate-apps-statefulset`, `/validate-service` and
@@ -46,6 +49,7 @@ pub mod peers;
 pub mod pod;
 pub mod podprobemarker;
 mod server;
+pub mod sidecarset;
 pub mod statefulset;
 
 use std::{
@@ -81,6 +85,10 @@ pub const NODEIMAGE_MUTATING_PATH: &str = "/mutate-apps-kruise-io-nodeimage";
 pub const NODEIMAGE_VALIDATING_PATH: &str = "/validate-apps-kruise-io-nodeimage";
 /// Path of the ContainerRecreateRequest mutating webhook (it also validates, as upstream's).
 pub const CONTAINERRECREATEREQUEST_MUTATING_PATH: &str = "/mutate-apps-kruise-io-containerrecreaterequest";
+/// Path of the SidecarSet defaulting webhook.
+pub const SIDECARSET_MUTATING_PATH: &str = "/mutate-apps-kruise-io-sidecarset";
+/// Path of the SidecarSet validating webhook.
+pub const SIDECARSET_VALIDATING_PATH: &str = "/validate-apps-kruise-io-sidecarset";
 /// Path of the pod mutating webhook.
 pub const POD_MUTATING_PATH: &str = "/mutate-pod";
 /// Path of the PodProbeMarker validating webhook.
@@ -168,6 +176,9 @@ pub struct WebhookConfig {
     /// Default and check `volumeClaimUpdateStrategy` of Advanced StatefulSets (upstream feature
     /// gate `StatefulSetAutoResizePVCGate`).
     pub statefulset_auto_resize_pvc: bool,
+    /// Allow SidecarSets to patch any pod annotation when no whitelist rule applies (upstream
+    /// feature gate `SidecarSetPatchPodMetadataDefaultsAllowed`).
+    pub sidecarset_patch_metadata_defaults_allowed: bool,
 }
 
 impl Default for WebhookConfig {
@@ -189,6 +200,7 @@ impl Default for WebhookConfig {
             crd_cascading_deletion_protection: false,
             readiness_gate_for_all_pods: false,
             statefulset_auto_resize_pvc: false,
+            sidecarset_patch_metadata_defaults_allowed: false,
         }
     }
 }

@@ -38,8 +38,9 @@ use super::{
     CLONESET_MUTATING_PATH, CLONESET_VALIDATING_PATH, CONTAINERRECREATEREQUEST_MUTATING_PATH,
     CONVERSION_PATH, DAEMONSET_MUTATING_PATH, DAEMONSET_VALIDATING_PATH, IMAGELISTPULLJOB_MUTATING_PATH,
     IMAGELISTPULLJOB_VALIDATING_PATH, IMAGEPULLJOB_MUTATING_PATH, IMAGEPULLJOB_VALIDATING_PATH,
-    NODEIMAGE_MUTATING_PATH, NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH, STATEFULSET_MUTATING_PATH,
-    STATEFULSET_VALIDATING_PATH, WebhookConfig, WebhookEndpoint,
+    NODEIMAGE_MUTATING_PATH, NODEIMAGE_VALIDATING_PATH, POD_MUTATING_PATH, SIDECARSET_MUTATING_PATH,
+    SIDECARSET_VALIDATING_PATH, STATEFULSET_MUTATING_PATH, STATEFULSET_VALIDATING_PATH, WebhookConfig,
+    WebhookEndpoint,
     admission::{into_review, parse_review},
     certs::{self, CertArtifacts, CertSecretSpec, ServingNames},
     cloneset::{self, PodLookup},
@@ -48,6 +49,7 @@ use super::{
     deletion_protection::{self, DeletionOptions, Dependents, Lookup, Prepared, Target, ValidationOptions},
     imagejobs::{self, ImageKind},
     pod::{self, PodMutationOptions},
+    sidecarset::{self, SidecarSetAdmission, SidecarSetLookups},
     statefulset,
 };
 use crate::ControllerError;
@@ -136,6 +138,9 @@ struct HandlerState {
     pods: PodMutationOptions,
     statefulset: statefulset::StatefulSetAdmission,
     deletion: DeletionOptions,
+    sidecarset: SidecarSetAdmission,
+    /// The manager namespace: the SidecarSets' ControllerRevisions and `kruise-configuration`.
+    namespace: String,
 }
 
 /// The routes: the three admission webhooks and `/convert`.
@@ -163,6 +168,8 @@ fn router(state: HandlerState) -> Router {
         )
         .route(NODEIMAGE_MUTATING_PATH, post(|body| image_admission(ImageKind::NodeImage, true, body)))
         .route(NODEIMAGE_VALIDATING_PATH, post(|body| image_admission(ImageKind::NodeImage, false, body)))
+        .route(SIDECARSET_MUTATING_PATH, post(|body| review(sidecarset::mutate, body)))
+        .route(SIDECARSET_VALIDATING_PATH, post(validate_sidecarset))
         .route(CONTAINERRECREATEREQUEST_MUTATING_PATH, post(mutate_crr))
         .route(super::PODPROBEMARKER_VALIDATING_PATH, post(validate_podprobemarker))
         .route(super::DEPLOYMENT_VALIDATING_PATH, post(|state, body| protect(state, Target::Workload, body)))
@@ -354,6 +361,76 @@ async fn validate_podprobemarker(body: Bytes) -> Json<Value> {
     })
 }
 
+async fn validate_sidecarset(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
+    let request = match parse_review(&body) {
+        Ok(request) => request,
+        Err(response) => return Json(into_review(*response)),
+    };
+    let needed = sidecarset::lookups_needed(&request);
+    match look_up_for_sidecarset(&state.client, &state.namespace, &needed).await {
+        Ok(lookups) => Json(into_review(sidecarset::validate(&request, &lookups, state.sidecarset))),
+        Err(message) => Json(into_review(super::admission::errored(&request, 500, &message))),
+    }
+}
+
+/// Reads what SidecarSet validation needs; a failed read denies the request (upstream answers
+/// an internal error the same way) rather than admitting a SidecarSet it could not check.
+async fn look_up_for_sidecarset(
+    client: &kube::Client,
+    namespace: &str,
+    needed: &sidecarset::LookupsNeeded,
+) -> Result<SidecarSetLookups, String> {
+    use k8s_openapi::api::{apps::v1::ControllerRevision, core::v1::ConfigMap};
+    use kruise_crds::{
+        apps::v1beta1::SidecarSet,
+        validation::{SIDECARSET_PATCH_METADATA_WHITELIST_KEY, SIDECARSET_REVISION_OWNER_LABEL},
+    };
+    let mut lookups = SidecarSetLookups::default();
+    if needed.sidecarsets {
+        lookups.others = Api::<SidecarSet>::all(client.clone())
+            .list(&Default::default())
+            .await
+            .map_err(|error| format!("query other sidecarsets failed, err: {error}"))?
+            .items;
+    }
+    let revisions = Api::<ControllerRevision>::namespaced(client.clone(), namespace);
+    if let Some(name) = &needed.revision_name {
+        let found = revisions
+            .get_opt(name)
+            .await
+            .map_err(|error| format!("failed to get ControllerRevision {namespace}/{name}: {error}"))?;
+        lookups.revisions.extend(found);
+    }
+    if let Some(owner) = &needed.custom_version_owner {
+        let params =
+            kube::api::ListParams::default().labels(&format!("{SIDECARSET_REVISION_OWNER_LABEL}={owner}"));
+        let listed = revisions.list(&params).await.map_err(|error| {
+            format!("failed to list the ControllerRevisions of SidecarSet {owner}: {error}")
+        })?;
+        lookups.revisions.extend(listed.items);
+    }
+    if needed.whitelist {
+        let configuration = Api::<ConfigMap>::namespaced(client.clone(), namespace)
+            .get_opt(KRUISE_CONFIGURATION)
+            .await
+            .map_err(|error| {
+                format!("failed to get ConfigMap {namespace}/{KRUISE_CONFIGURATION}: {error}")
+            })?;
+        let text = configuration
+            .and_then(|map| map.data)
+            .and_then(|data| data.get(SIDECARSET_PATCH_METADATA_WHITELIST_KEY).cloned());
+        if let Some(text) = text {
+            lookups.whitelist = Some(serde_json::from_str(&text).map_err(|error| {
+                format!("the {SIDECARSET_PATCH_METADATA_WHITELIST_KEY} key of {KRUISE_CONFIGURATION} is not valid JSON: {error}")
+            })?);
+        }
+    }
+    Ok(lookups)
+}
+
+/// The manager's ConfigMap of cluster-wide settings (upstream `kruise-configuration`).
+const KRUISE_CONFIGURATION: &str = "kruise-configuration";
+
 async fn mutate_crr(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
     let request = match parse_review(&body) {
         Ok(request) => request,
@@ -454,6 +531,10 @@ impl WebhookServer {
                 enabled: config.deletion_protection,
                 crd_cascading: config.crd_cascading_deletion_protection,
             },
+            sidecarset: SidecarSetAdmission {
+                patch_metadata_defaults_allowed: config.sidecarset_patch_metadata_defaults_allowed,
+            },
+            namespace: config.namespace.clone(),
         };
         tracing::info!(address = %local_addr, ?target, "webhook server listening");
         let serve = tokio::spawn(serve(listener, router(handlers), tls, cancel.clone()));
