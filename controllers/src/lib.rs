@@ -38,6 +38,7 @@ pub mod podprobemarker;
 pub mod podreadiness;
 pub mod predownload;
 pub mod runtime;
+pub mod sidecarset;
 pub mod statefulset;
 pub mod webhook;
 pub mod workload;
