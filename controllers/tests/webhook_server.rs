@@ -364,6 +364,42 @@ async fn sidecarsets_are_defaulted_and_validated() {
     assert!(status.message.contains("spec.containers"), "{}", status.message);
     api.create(&PostParams::default(), &sidecarset("v1beta1", "logs-3", "cache", "agent")).await.unwrap();
 
+    // A new pod the SidecarSet selects gets its sidecar before the app container, with the
+    // pod annotations naming the SidecarSet and its hash; a pod it does not select is untouched.
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let pod = |name: &str, app: &str| -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "labels": {"app": app}},
+            "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]},
+        }))
+        .unwrap()
+    };
+    let stored_logs = serde_json::to_value(api.get("logs").await.unwrap()).unwrap();
+    let injected = pods.create(&PostParams::default(), &pod("web-0", "web")).await.unwrap();
+    let names: Vec<&str> =
+        injected.spec.as_ref().unwrap().containers.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["agent", "main"]);
+    let agent = &injected.spec.as_ref().unwrap().containers[0];
+    assert_eq!(agent.image.as_deref(), Some("busybox:1.36"));
+    assert!(
+        agent.env.iter().flatten().any(|e| e.name == "IS_INJECTED" && e.value.as_deref() == Some("true"))
+    );
+    let annotations = injected.metadata.annotations.clone().unwrap();
+    assert_eq!(annotations["kruise.io/sidecarset-injected-list"], "logs");
+    let hashes: Value = serde_json::from_str(&annotations["kruise.io/sidecarset-hash"]).unwrap();
+    assert_eq!(hashes["logs"]["hash"], stored_logs["metadata"]["annotations"]["kruise.io/sidecarset-hash"]);
+    assert_eq!(hashes["logs"]["sidecarList"], json!(["agent"]));
+    let untouched = pods.create(&PostParams::default(), &pod("other-0", "other")).await.unwrap();
+    assert_eq!(untouched.spec.unwrap().containers.len(), 1);
+    assert!(
+        untouched
+            .metadata
+            .annotations
+            .unwrap_or_default()
+            .get("kruise.io/sidecarset-injected-list")
+            .is_none()
+    );
+
     // An image change keeps the hash without image and changes the hash.
     let before = serde_json::to_value(api.get("logs").await.unwrap()).unwrap();
     let image = json!({"spec": {"containers": [{"name": "agent", "image": "busybox:1.37"}]}});

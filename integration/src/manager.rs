@@ -260,6 +260,7 @@ fn webhook_config(bind: SocketAddr, gates: &FeatureGates) -> WebhookConfig {
         crd_cascading_deletion_protection: gates.enabled(Gate::DeletionProtectionForCRDCascadingGate),
         sidecarset_patch_metadata_defaults_allowed: gates
             .enabled(Gate::SidecarSetPatchPodMetadataDefaultsAllowed),
+        sort_sidecars_by_name: gates.enabled(Gate::EnableSortSidecarContainerByName),
         ..Default::default()
     }
 }

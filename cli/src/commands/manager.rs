@@ -65,6 +65,7 @@ pub(crate) fn webhook_config(args: &ManagerArgs) -> WebhookConfig {
         sidecarset_patch_metadata_defaults_allowed: args
             .feature_gates
             .enabled(Gate::SidecarSetPatchPodMetadataDefaultsAllowed),
+        sort_sidecars_by_name: args.feature_gates.enabled(Gate::EnableSortSidecarContainerByName),
         crd_cascading_deletion_protection: args
             .feature_gates
             .enabled(Gate::DeletionProtectionForCRDCascadingGate),

@@ -179,6 +179,9 @@ pub struct WebhookConfig {
     /// Allow SidecarSets to patch any pod annotation when no whitelist rule applies (upstream
     /// feature gate `SidecarSetPatchPodMetadataDefaultsAllowed`).
     pub sidecarset_patch_metadata_defaults_allowed: bool,
+    /// Sort injected sidecars by name (upstream feature gate
+    /// `EnableSortSidecarContainerByName`).
+    pub sort_sidecars_by_name: bool,
 }
 
 impl Default for WebhookConfig {
@@ -201,6 +204,7 @@ impl Default for WebhookConfig {
             readiness_gate_for_all_pods: false,
             statefulset_auto_resize_pvc: false,
             sidecarset_patch_metadata_defaults_allowed: false,
+            sort_sidecars_by_name: false,
         }
     }
 }

@@ -13,8 +13,11 @@
 //! The pod is handled as JSON so that nothing of it is lost or reformatted: each mutation edits
 //! a copy and the answer is the JSON patch from the pod as sent.
 
-use k8s_openapi::api::core::v1::Pod;
+use std::collections::BTreeMap;
+
+use k8s_openapi::{api::core::v1::Pod, apimachinery::pkg::apis::meta::v1::Time};
 use kruise_crds::{
+    apps::v1beta1::SidecarSet,
     common::{launch_priority, well_known::KRUISE_POD_READY},
     resource::APPS_GROUP,
 };
@@ -25,6 +28,7 @@ use kube::core::{
 use serde_json::{Value, json};
 
 use super::admission::{allowed, decode, errored, object_value, patched};
+use crate::sidecarset::inject_sidecars;
 
 /// The pod webhook's knobs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -32,11 +36,31 @@ pub struct PodMutationOptions {
     /// Give every pod the gate, not only Kruise-owned ones (upstream feature gate
     /// `KruisePodReadinessGate`, off by default).
     pub readiness_gate_for_all_pods: bool,
+    /// Sort injected sidecars by name on each side of the app containers (upstream feature
+    /// gate `EnableSortSidecarContainerByName`).
+    pub sort_sidecars_by_name: bool,
+}
+
+/// What sidecar injection reads from the cluster for one pod: the SidecarSets (from the
+/// server's watch cache) and the labels of the pod's namespace (read only when a SidecarSet
+/// has a namespace selector).
+#[derive(Clone, Debug, Default)]
+pub struct SidecarContext {
+    /// Every SidecarSet.
+    pub sidecarsets: Vec<SidecarSet>,
+    /// The pod's namespace labels, `None` when not read or not found.
+    pub namespace_labels: Option<BTreeMap<String, String>>,
+    /// The time written into the pod's sidecar hash annotations.
+    pub now: Option<Time>,
 }
 
 /// The pod webhook: on CREATE, the readiness gate and the launch-priority barriers when the
 /// pod needs them.
-pub fn mutate(request: &AdmissionRequest<DynamicObject>, options: PodMutationOptions) -> AdmissionResponse {
+pub fn mutate(
+    request: &AdmissionRequest<DynamicObject>,
+    options: PodMutationOptions,
+    sidecars: &SidecarContext,
+) -> AdmissionResponse {
     if request.operation != Operation::Create {
         return allowed(request);
     }
@@ -55,6 +79,13 @@ pub fn mutate(request: &AdmissionRequest<DynamicObject>, options: PodMutationOpt
     let is_pod =
         request.resource.resource == "pods" && request.sub_resource.as_deref().unwrap_or("").is_empty();
     if is_pod {
+        match inject_sidecarsets(&mut mutated, request.namespace.as_deref(), sidecars, options) {
+            Ok(true) => {
+                tracing::debug!(namespace = ?request.namespace, name = %request.name, "injected SidecarSets");
+            }
+            Ok(false) => {}
+            Err(message) => return errored(request, 400, &message),
+        }
         match inject_launch_priority(&mut mutated, &random_suffix) {
             Ok(true) => {
                 tracing::debug!(namespace = ?request.namespace, name = %request.name, "injecting container launch priority barriers");
@@ -64,6 +95,65 @@ pub fn mutate(request: &AdmissionRequest<DynamicObject>, options: PodMutationOpt
         }
     }
     patched(request, json_patch::diff(&pod, &mutated))
+}
+
+/// Injects the SidecarSets that select `pod` (JSON, edited in place: only the fields
+/// injection changes are rewritten); returns whether anything changed.
+pub fn inject_sidecarsets(
+    pod: &mut Value,
+    request_namespace: Option<&str>,
+    sidecars: &SidecarContext,
+    options: PodMutationOptions,
+) -> Result<bool, String> {
+    if sidecars.sidecarsets.is_empty() {
+        return Ok(false);
+    }
+    let mut typed: Pod = decode("Pod", pod)?;
+    if typed.metadata.namespace.as_deref().unwrap_or_default().is_empty() {
+        typed.metadata.namespace =
+            Some(request_namespace.filter(|ns| !ns.is_empty()).unwrap_or("default").into());
+    }
+    let now = sidecars.now.clone().unwrap_or_else(|| {
+        let second = k8s_openapi::jiff::Timestamp::now().as_second();
+        Time(
+            k8s_openapi::jiff::Timestamp::from_second(second)
+                .unwrap_or_else(|_| k8s_openapi::jiff::Timestamp::now()),
+        )
+    });
+    let injected = inject_sidecars(
+        &typed,
+        &sidecars.sidecarsets,
+        sidecars.namespace_labels.as_ref(),
+        &now,
+        options.sort_sidecars_by_name,
+    )
+    .map_err(|error| error.to_string())?;
+    let Some(injected) = injected else { return Ok(false) };
+    write_field(pod, &["metadata", "annotations"], &injected.metadata.annotations)?;
+    let spec = injected.spec.unwrap_or_default();
+    write_field(pod, &["spec", "containers"], &Some(spec.containers))?;
+    write_field(pod, &["spec", "initContainers"], &spec.init_containers)?;
+    write_field(pod, &["spec", "volumes"], &spec.volumes)?;
+    write_field(pod, &["spec", "imagePullSecrets"], &spec.image_pull_secrets)?;
+    Ok(true)
+}
+
+/// Sets `path` of `document` to `value` (creating objects on the way) when it is `Some`.
+fn write_field<T: serde::Serialize>(
+    document: &mut Value,
+    path: &[&str],
+    value: &Option<T>,
+) -> Result<(), String> {
+    let Some(value) = value else { return Ok(()) };
+    let value = serde_json::to_value(value).map_err(|error| error.to_string())?;
+    let Some((last, parents)) = path.split_last() else { return Ok(()) };
+    let mut node = document;
+    for key in parents {
+        let object = node.as_object_mut().ok_or_else(|| format!("the pod's {key} is not an object"))?;
+        node = object.entry(key.to_string()).or_insert_with(|| json!({}));
+    }
+    node.as_object_mut().ok_or("the pod is not an object")?.insert(last.to_string(), value);
+    Ok(())
 }
 
 /// A random suffix for a generated name: 5 characters of the alphabet kube-apiserver uses.
@@ -190,7 +280,7 @@ mod tests {
         let ready = json!({"conditionType": "KruisePodReady"});
         let other = json!({"conditionType": "Other"});
         let default = PodMutationOptions::default();
-        let all = PodMutationOptions { readiness_gate_for_all_pods: true };
+        let all = PodMutationOptions { readiness_gate_for_all_pods: true, ..Default::default() };
         let cases = [
             (
                 "cloneset controller",
@@ -248,9 +338,22 @@ mod tests {
             parse_review(body.to_string().as_bytes()).unwrap()
         };
         let owned = pod(json!([owner("apps.kruise.io/v1beta1", true)]), None);
-        assert!(mutate(&review("CREATE", owned.clone()), PodMutationOptions::default()).patch.is_some());
-        assert!(mutate(&review("UPDATE", owned), PodMutationOptions::default()).patch.is_none());
-        let missing = mutate(&review("CREATE", Value::Null), PodMutationOptions::default());
+        assert!(
+            mutate(
+                &review("CREATE", owned.clone()),
+                PodMutationOptions::default(),
+                &SidecarContext::default()
+            )
+            .patch
+            .is_some()
+        );
+        assert!(
+            mutate(&review("UPDATE", owned), PodMutationOptions::default(), &SidecarContext::default())
+                .patch
+                .is_none()
+        );
+        let missing =
+            mutate(&review("CREATE", Value::Null), PodMutationOptions::default(), &SidecarContext::default());
         assert_eq!(missing.result.code, 400);
     }
 
@@ -334,7 +437,7 @@ mod tests {
             }
         });
         let request = parse_review(body.to_string().as_bytes()).unwrap();
-        let response = mutate(&request, PodMutationOptions::default());
+        let response = mutate(&request, PodMutationOptions::default(), &SidecarContext::default());
         let patch: json_patch::Patch = serde_json::from_slice(&response.patch.unwrap()).unwrap();
         let mut pod = body["request"]["object"].clone();
         json_patch::patch(&mut pod, &patch.0).unwrap();

@@ -13,12 +13,14 @@ use std::{
 
 use axum::{Json, Router, body::Bytes, extract::State, routing::post};
 use k8s_openapi::api::core::v1::Pod;
+use kruise_crds::apps::v1beta1::SidecarSet;
 use kube::{
     api::Api,
     core::{
         DynamicObject,
         admission::{AdmissionRequest, AdmissionResponse},
     },
+    runtime::reflector,
 };
 use parking_lot::RwLock;
 use rustls::{
@@ -48,7 +50,7 @@ use super::{
     conversion, crr, daemonset,
     deletion_protection::{self, DeletionOptions, Dependents, Lookup, Prepared, Target, ValidationOptions},
     imagejobs::{self, ImageKind},
-    pod::{self, PodMutationOptions},
+    pod::{self, PodMutationOptions, SidecarContext},
     sidecarset::{self, SidecarSetAdmission, SidecarSetLookups},
     statefulset,
 };
@@ -139,6 +141,8 @@ struct HandlerState {
     statefulset: statefulset::StatefulSetAdmission,
     deletion: DeletionOptions,
     sidecarset: SidecarSetAdmission,
+    /// Every SidecarSet, kept by a watch, for injection on the pod create path.
+    sidecarsets: reflector::Store<SidecarSet>,
     /// The manager namespace: the SidecarSets' ControllerRevisions and `kruise-configuration`.
     namespace: String,
 }
@@ -463,10 +467,49 @@ async fn look_up_crr_pod(client: &kube::Client, namespace: &str, name: &str) -> 
 }
 
 async fn mutate_pod(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
-    Json(match parse_review(&body) {
-        Ok(request) => into_review(pod::mutate(&request, state.pods)),
-        Err(response) => into_review(*response),
-    })
+    let request = match parse_review(&body) {
+        Ok(request) => request,
+        Err(response) => return Json(into_review(*response)),
+    };
+    let sidecars = match sidecar_context(&state, &request).await {
+        Ok(sidecars) => sidecars,
+        Err(message) => return Json(into_review(super::admission::errored(&request, 500, &message))),
+    };
+    Json(into_review(pod::mutate(&request, state.pods, &sidecars)))
+}
+
+/// The SidecarSets (from the watch cache; listed from the API until the cache has synced)
+/// and, when one has a namespace selector, the labels of the pod's namespace.
+async fn sidecar_context(
+    state: &HandlerState,
+    request: &AdmissionRequest<DynamicObject>,
+) -> Result<SidecarContext, String> {
+    if request.operation != kube::core::admission::Operation::Create {
+        return Ok(SidecarContext::default());
+    }
+    let sidecarsets: Vec<SidecarSet> =
+        if futures::FutureExt::now_or_never(state.sidecarsets.wait_until_ready())
+            .is_some_and(|ready| ready.is_ok())
+        {
+            state.sidecarsets.state().iter().map(|sidecarset| (**sidecarset).clone()).collect()
+        } else {
+            match Api::<SidecarSet>::all(state.client.clone()).list(&Default::default()).await {
+                Ok(list) => list.items,
+                // No SidecarSet CRD installed: nothing can be injected.
+                Err(kube::Error::Api(status)) if status.code == 404 => Vec::new(),
+                Err(error) => return Err(format!("failed to list SidecarSets: {error}")),
+            }
+        };
+    let namespace_labels = if crate::sidecarset::inject::needs_namespace_labels(&sidecarsets) {
+        let name = request.namespace.clone().filter(|ns| !ns.is_empty()).unwrap_or_else(|| "default".into());
+        match Api::<k8s_openapi::api::core::v1::Namespace>::all(state.client.clone()).get_opt(&name).await {
+            Ok(namespace) => namespace.map(|namespace| namespace.metadata.labels.unwrap_or_default()),
+            Err(error) => return Err(format!("failed to get Namespace {name}: {error}")),
+        }
+    } else {
+        None
+    };
+    Ok(SidecarContext { sidecarsets, namespace_labels, now: None })
 }
 
 async fn convert(body: Bytes) -> Json<Value> {
@@ -520,10 +563,16 @@ impl WebhookServer {
         let tls = tls_config(slot.clone())?;
         let (state_tx, state_rx) = watch::channel(ReadinessState::default());
         let cancel = CancellationToken::new();
+        let (sidecarset_reader, sidecarset_writer) = reflector::store::<SidecarSet>();
+        let sidecarset_watch =
+            tokio::spawn(watch_sidecarsets(client.clone(), sidecarset_writer, cancel.clone()));
         let handlers = HandlerState {
             client: client.clone(),
             validation: ValidationOptions { deletion_protection: config.deletion_protection },
-            pods: PodMutationOptions { readiness_gate_for_all_pods: config.readiness_gate_for_all_pods },
+            pods: PodMutationOptions {
+                readiness_gate_for_all_pods: config.readiness_gate_for_all_pods,
+                sort_sidecars_by_name: config.sort_sidecars_by_name,
+            },
             statefulset: statefulset::StatefulSetAdmission {
                 auto_resize_pvc: config.statefulset_auto_resize_pvc,
             },
@@ -535,6 +584,7 @@ impl WebhookServer {
                 patch_metadata_defaults_allowed: config.sidecarset_patch_metadata_defaults_allowed,
             },
             namespace: config.namespace.clone(),
+            sidecarsets: sidecarset_reader,
         };
         tracing::info!(address = %local_addr, ?target, "webhook server listening");
         let serve = tokio::spawn(serve(listener, router(handlers), tls, cancel.clone()));
@@ -565,7 +615,7 @@ impl WebhookServer {
             local_addr,
             readiness: WebhookReadiness(state_rx),
             cancel,
-            tasks: vec![serve, watch, sync],
+            tasks: vec![serve, watch, sync, sidecarset_watch],
         })
     }
 
@@ -773,6 +823,30 @@ impl Syncer {
 enum SyncOutcome {
     Done,
     DeferredToPeer,
+}
+
+/// Keeps `writer` filled with every SidecarSet until cancelled: the pod webhook injects from
+/// it instead of listing SidecarSets on every pod create. Without the CRD the watch retries
+/// with backoff and the webhook falls back to listing (which then finds nothing).
+async fn watch_sidecarsets(
+    client: kube::Client,
+    writer: reflector::store::Writer<SidecarSet>,
+    cancel: CancellationToken,
+) {
+    use futures::StreamExt;
+    use kube::runtime::{WatchStreamExt, watcher};
+    let stream =
+        reflector::reflector(writer, watcher(Api::<SidecarSet>::all(client), watcher::Config::default()))
+            .default_backoff()
+            .for_each(|event| async move {
+                if let Err(error) = event {
+                    tracing::debug!(%error, "SidecarSet watch interrupted");
+                }
+            });
+    tokio::select! {
+        () = stream => {}
+        () = cancel.cancelled() => {}
+    }
 }
 
 /// Watches what the sync maintains (the Secret, both webhook configurations, the CRDs) and
