@@ -392,12 +392,11 @@ async fn sidecarsets_are_defaulted_and_validated() {
     let untouched = pods.create(&PostParams::default(), &pod("other-0", "other")).await.unwrap();
     assert_eq!(untouched.spec.unwrap().containers.len(), 1);
     assert!(
-        untouched
+        !untouched
             .metadata
             .annotations
             .unwrap_or_default()
-            .get("kruise.io/sidecarset-injected-list")
-            .is_none()
+            .contains_key("kruise.io/sidecarset-injected-list")
     );
 
     // An image change keeps the hash without image and changes the hash.
