@@ -113,7 +113,7 @@ pub fn sidecarsets_for_pod<'a>(
 
 /// Applies `patches` to the pod's annotations: `Retain` sets absent keys, `Overwrite` sets
 /// every key, `MergePatchJson` JSON-merges the value into the pod's (RFC 7386).
-fn patch_pod_metadata(
+pub(crate) fn patch_pod_metadata(
     annotations: &mut BTreeMap<String, String>,
     patches: &[SidecarSetPatchPodMetadata],
     sidecarset: &str,
