@@ -265,11 +265,8 @@ pub fn next_upgrade(set: &SidecarSet, pods: &[&Pod]) -> (Vec<usize>, Vec<usize>)
     let scatter = expanded_scatter(&strategy.scatter_strategy, pods);
     let waiting = sort_update_indexes(strategy.priority_strategy.as_ref(), &scatter, pods, waiting);
     let total = i32::try_from(pods.len()).unwrap_or(i32::MAX);
-    let partition = strategy
-        .partition
-        .as_ref()
-        .and_then(|p| intstr::scaled_value(p, total, true).ok())
-        .map_or(0, |p| usize::try_from(p.clamp(0, total)).unwrap_or(0));
+    let partition = intstr::partition_replicas(strategy.partition.as_ref(), Some(total))
+        .map_or(0, |p| usize::try_from(p).unwrap_or(0));
     if waiting.len() <= partition {
         return (Vec::new(), not_upgradable);
     }
@@ -317,8 +314,7 @@ fn record_update_state(set: &SidecarSet, pod: &mut Pod, changed: &[String], now:
         ..Default::default()
     });
     for name in changed {
-        let status =
-            InPlaceUpdateContainerStatus { image_id: Some(image_id(pod, name)), ..Default::default() };
+        let status = InPlaceUpdateContainerStatus { image_id: Some(image_id(pod, name)) };
         state.last_container_statuses.insert(name.clone(), status);
     }
     let text = serde_json::to_string(&states).unwrap_or_default();
@@ -516,4 +512,309 @@ pub fn upgradable_condition(set: &SidecarSet, pod: &Pod, upgradable: bool, now: 
         "type": SIDECARSET_UPGRADABLE_CONDITION, "status": status, "reason": reason, "message": text,
         "lastTransitionTime": serde_json::to_value(now).unwrap_or(Value::Null),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    //! Cases ported from upstream's `pkg/controller/sidecarset/sidecarset_strategy_test.go`
+    //! (`TestGetNextUpgradePods`, same names and figures), plus the status and upgrade steps.
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
+
+    use serde_json::json;
+
+    use super::*;
+
+    const V1_ID: &str = "docker-pullable://test-image@sha256:v1";
+    const V2_ID: &str = "docker-pullable://test-image@sha256:v2";
+
+    fn now() -> Time {
+        serde_json::from_value(json!("2026-12-06T00:00:00Z")).unwrap()
+    }
+
+    fn sidecarset(hash_without_image: &str, strategy: Value) -> SidecarSet {
+        serde_json::from_value(json!({
+            "metadata": {"name": "test-sidecarset", "annotations": {
+                "kruise.io/sidecarset-hash": "bbb", "kruise.io/sidecarset-hash-without-image": hash_without_image}},
+            "spec": {"selector": {"matchLabels": {"app": "sidecar"}},
+                     "containers": [{"name": "test-sidecar", "image": "test-image:v2"}],
+                     "updateStrategy": strategy},
+        }))
+        .unwrap()
+    }
+
+    /// `count` pods injected at hash `aaa`; the first `upgraded` moved to `bbb` (spec image v2,
+    /// v1's image ID recorded); the first `ready` of those running v2.
+    fn pods(count: usize, upgraded: usize, ready: usize) -> Vec<Pod> {
+        let set = sidecarset("without-aaa", json!({}));
+        (0..count)
+            .map(|i| {
+                let mut pod: Pod = serde_json::from_value(json!({
+                    "metadata": {"name": format!("pod-{i}"), "labels": {"app": "sidecar"}, "annotations": {
+                        "kruise.io/sidecarset-hash": r#"{"test-sidecarset":{"hash":"aaa","sidecarList":["test-sidecar"]}}"#,
+                        "kruise.io/sidecarset-hash-without-image": r#"{"test-sidecarset":{"hash":"without-aaa","sidecarList":["test-sidecar"]}}"#,
+                        "kruise.io/sidecarset-injected-list": "test-sidecarset"}},
+                    "spec": {"containers": [{"name": "nginx", "image": "nginx:1.15.1"}, {"name": "test-sidecar", "image": "test-image:v1"}]},
+                    "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+                        "containerStatuses": [
+                            {"name": "nginx", "image": "nginx:1.15.1", "imageID": "nginx-id", "ready": true,
+                             "restartCount": 0, "state": {"running": {}}},
+                            {"name": "test-sidecar", "image": "test-image:v1", "imageID": V1_ID, "ready": true,
+                             "restartCount": 0, "state": {"running": {}}}]},
+                }))
+                .unwrap();
+                if i < upgraded {
+                    pod = upgraded_pod(&set, &pod, &now()).unwrap().unwrap();
+                }
+                if i < ready {
+                    let status = &mut pod.status.as_mut().unwrap().container_statuses.as_mut().unwrap()[1];
+                    status.image = "test-image:v2".into();
+                    status.image_id = V2_ID.into();
+                }
+                pod
+            })
+            .collect()
+    }
+
+    /// Upstream shuffles the pods; a fixed interleaving keeps the test deterministic.
+    fn shuffled(mut pods: Vec<Pod>) -> Vec<Pod> {
+        let len = pods.len();
+        for i in 0..len {
+            pods.swap(i, (i * 7919 + 13) % len);
+        }
+        pods
+    }
+
+    #[test]
+    fn get_next_upgrade_pods() {
+        let cases: Vec<(&str, Vec<Pod>, SidecarSet, usize, usize)> = vec![
+            (
+                "only maxUnavailable(int=10), and pods(count=100, upgraded=30, upgradedAndReady=26)",
+                pods(100, 30, 26),
+                sidecarset("without-aaa", json!({"maxUnavailable": 10})),
+                6,
+                0,
+            ),
+            (
+                "only maxUnavailable(string=10%), and pods(count=1000, upgraded=300, upgradedAndReady=260)",
+                pods(1000, 300, 260),
+                sidecarset("without-aaa", json!({"maxUnavailable": "10%"})),
+                60,
+                0,
+            ),
+            (
+                "only maxUnavailable(string=5%), and pods(count=1000, upgraded=300, upgradedAndReady=250)",
+                pods(1000, 300, 250),
+                sidecarset("without-aaa", json!({"maxUnavailable": "5%"})),
+                0,
+                0,
+            ),
+            (
+                "only maxUnavailable(int=100), and pods(count=100, upgraded=30, upgradedAndReady=27)",
+                pods(100, 30, 27),
+                sidecarset("without-aaa", json!({"maxUnavailable": 100})),
+                70,
+                0,
+            ),
+            (
+                "partition(int=180) maxUnavailable(int=100), and pods(count=1000, upgraded=800, upgradedAndReady=760)",
+                pods(1000, 800, 760),
+                sidecarset("without-aaa", json!({"maxUnavailable": 100, "partition": 180})),
+                20,
+                0,
+            ),
+            (
+                "partition(int=100) maxUnavailable(int=100), and pods(count=1000, upgraded=800, upgradedAndReady=760)",
+                pods(1000, 800, 760),
+                sidecarset("without-aaa", json!({"maxUnavailable": 100, "partition": 100})),
+                60,
+                0,
+            ),
+            (
+                "partition(string=18%) maxUnavailable(int=100), and pods(count=1000, upgraded=800, upgradedAndReady=760)",
+                pods(1000, 800, 760),
+                sidecarset("without-aaa", json!({"maxUnavailable": 100, "partition": "18%"})),
+                20,
+                0,
+            ),
+            (
+                "partition(string=10%) maxUnavailable(int=100), and pods(count=1000, upgraded=800, upgradedAndReady=760)",
+                pods(1000, 800, 760),
+                sidecarset("without-aaa", json!({"maxUnavailable": 100, "partition": "10%"})),
+                60,
+                0,
+            ),
+            (
+                "selector(app=test, count=30) maxUnavailable(int=100), and pods(count=1000, upgraded=0, upgradedAndReady=0)",
+                {
+                    let mut all = pods(1000, 0, 0);
+                    for pod in all.iter_mut().take(30) {
+                        pod.metadata.labels.as_mut().unwrap().insert("app".into(), "test".into());
+                    }
+                    all
+                },
+                sidecarset(
+                    "without-aaa",
+                    json!({"maxUnavailable": 100, "selector": {"matchLabels": {"app": "test"}}}),
+                ),
+                30,
+                0,
+            ),
+            (
+                "not upgradable sidecarset, maxUnavailable(int=100), and pods(count=100, upgraded=0, upgradedAndReady=0)",
+                pods(100, 0, 0),
+                sidecarset("without-bbb", json!({"maxUnavailable": 100})),
+                0,
+                100,
+            ),
+            (
+                "only maxUnavailable(5%), and pods(count=5, upgraded=0, upgradedAndReady=0)",
+                pods(5, 0, 0),
+                sidecarset("without-aaa", json!({"maxUnavailable": "5%"})),
+                1,
+                0,
+            ),
+            (
+                "maxUnavailable(5) partition(99%), and pods(count=5, upgraded=0, upgradedAndReady=0)",
+                pods(5, 0, 0),
+                sidecarset("without-aaa", json!({"maxUnavailable": 5, "partition": "99%"})),
+                1,
+                0,
+            ),
+            (
+                "maxUnavailable(5) partition(1%), and pods(count=5, upgraded=0, upgradedAndReady=0)",
+                pods(5, 0, 0),
+                sidecarset("without-aaa", json!({"maxUnavailable": 5, "partition": "1%"})),
+                4,
+                0,
+            ),
+        ];
+        for (name, pods, set, upgrade, not_upgradable) in cases {
+            let pods = shuffled(pods);
+            let refs: Vec<&Pod> = pods.iter().collect();
+            let (chosen, refused) = next_upgrade(&set, &refs);
+            assert_eq!((chosen.len(), refused.len()), (upgrade, not_upgradable), "{name}");
+        }
+    }
+
+    #[test]
+    fn not_ready_pods_are_upgraded_first_and_take_no_budget() {
+        let mut all = pods(4, 0, 0);
+        all[3].status.as_mut().unwrap().conditions =
+            Some(vec![serde_json::from_value(json!({"type": "Ready", "status": "False"})).unwrap()]);
+        let refs: Vec<&Pod> = all.iter().collect();
+        let (chosen, _) = next_upgrade(&sidecarset("without-aaa", json!({"maxUnavailable": 1})), &refs);
+        assert_eq!(chosen, [3, 0], "the not-ready pod, then one ready pod within maxUnavailable 1");
+    }
+
+    #[test]
+    fn status_counts_matched_updated_and_ready_pods() {
+        let all = pods(10, 4, 3);
+        let refs: Vec<&Pod> = all.iter().collect();
+        let set = sidecarset("without-aaa", json!({}));
+        let status = status_of(&set, &refs, "test-sidecarset-abc", 0);
+        assert_eq!(
+            (status.matched_pods, status.updated_pods, status.ready_pods, status.updated_ready_pods),
+            (10, 4, 9, 3),
+            "the upgraded pod still running v1 is neither ready nor updated-ready"
+        );
+        assert_eq!(status.latest_revision, "test-sidecarset-abc");
+    }
+
+    #[test]
+    fn an_upgrade_changes_only_the_sidecar_image_and_records_the_old_image_id() {
+        let set = sidecarset("without-aaa", json!({}));
+        let before = &pods(1, 0, 0)[0];
+        let after = upgraded_pod(&set, before, &now()).unwrap().unwrap();
+        let images: Vec<&str> =
+            after.spec.as_ref().unwrap().containers.iter().map(|c| c.image.as_deref().unwrap()).collect();
+        assert_eq!(images, ["nginx:1.15.1", "test-image:v2"]);
+        assert!(is_updated(&set, &after));
+        let state: Value = serde_json::from_str(
+            &after.metadata.annotations.as_ref().unwrap()[SIDECARSET_INPLACE_UPDATE_STATE_ANNOTATION],
+        )
+        .unwrap();
+        assert_eq!(state["test-sidecarset"]["lastContainerStatuses"]["test-sidecar"]["imageID"], V1_ID);
+        assert!(!is_state_consistent(&set, &after, &sidecar_names_in_pod(&set)), "v1 still runs");
+        assert_eq!(upgraded_pod(&set, &after, &now()).unwrap(), None, "nothing left to change");
+    }
+
+    #[test]
+    fn manages_only_pods_it_injected_and_holding_its_containers() {
+        let set = sidecarset("without-aaa", json!({}));
+        let mut pod = pods(1, 0, 0).remove(0);
+        assert!(manages_pod(&set, &pod, None));
+        pod.metadata.annotations.as_mut().unwrap().remove("kruise.io/sidecarset-injected-list");
+        assert!(!manages_pod(&set, &pod, None));
+    }
+
+    #[test]
+    fn hot_upgrade_puts_the_new_image_in_the_idle_container_then_resets_the_old_one() {
+        let set: SidecarSet = serde_json::from_value(json!({
+            "metadata": {"name": "hot", "resourceVersion": "42", "annotations": {
+                "kruise.io/sidecarset-hash": "v2", "kruise.io/sidecarset-hash-without-image": "same"}},
+            "spec": {"selector": {"matchLabels": {"app": "sidecar"}},
+                     "containers": [{"name": "envoy", "image": "envoy:v2",
+                        "upgradeStrategy": {"upgradeType": "HotUpgrade", "hotUpgradeEmptyImage": "empty:1"}}]},
+        }))
+        .unwrap();
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "p", "labels": {"app": "sidecar"}, "annotations": {
+                "kruise.io/sidecarset-working-hotupgrade-container": r#"{"envoy":"envoy-1"}"#,
+                "version.sidecarset.kruise.io/envoy-1": "1", "kruise.io/sidecarset-injected-list": "hot"}},
+            "spec": {"containers": [{"name": "envoy-1", "image": "envoy:v1"}, {"name": "envoy-2", "image": "empty:1"}, {"name": "app", "image": "app"}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+                "containerStatuses": [
+                    {"name": "envoy-1", "image": "envoy:v1", "imageID": "e1", "ready": true, "restartCount": 0},
+                    {"name": "envoy-2", "image": "empty:1", "imageID": "empty", "ready": true, "restartCount": 0},
+                    {"name": "app", "image": "app", "imageID": "app", "ready": true, "restartCount": 0}]},
+        }))
+        .unwrap();
+        let upgraded = upgraded_pod(&set, &pod, &now()).unwrap().unwrap();
+        let images: Vec<&str> =
+            upgraded.spec.as_ref().unwrap().containers.iter().map(|c| c.image.as_deref().unwrap()).collect();
+        assert_eq!(images, ["envoy:v1", "envoy:v2", "app"], "the old one keeps serving");
+        assert_eq!(
+            hot_upgrade_containers("envoy", &upgraded),
+            ("envoy-2".to_string(), "envoy-1".to_string())
+        );
+        let annotations = upgraded.metadata.annotations.clone().unwrap();
+        assert_eq!(annotations["version.sidecarset.kruise.io/envoy-2"], "42");
+        assert_eq!(annotations["versionalt.sidecarset.kruise.io/envoy-2"], "1");
+        assert!(!is_ready(&set, &upgraded), "not ready while the idle container holds a real image");
+
+        // The kubelet starts envoy-2 on v2; once it is ready, envoy-1 goes back to the empty image.
+        let mut running = upgraded.clone();
+        let statuses = running.status.as_mut().unwrap().container_statuses.as_mut().unwrap();
+        statuses[1].image = "envoy:v2".into();
+        statuses[1].image_id = "e2".into();
+        assert!(hot_upgrade_ready_to_flip(&set, &running));
+        let flipped = hot_upgrade_flipped(&set, &running, &now()).unwrap();
+        let images: Vec<&str> =
+            flipped.spec.as_ref().unwrap().containers.iter().map(|c| c.image.as_deref().unwrap()).collect();
+        assert_eq!(images, ["empty:1", "envoy:v2", "app"]);
+        assert_eq!(
+            flipped.metadata.annotations.as_ref().unwrap()["version.sidecarset.kruise.io/envoy-1"],
+            "0"
+        );
+    }
+
+    #[test]
+    fn the_upgradable_condition_keeps_one_entry_per_sidecarset() {
+        let set = sidecarset("without-aaa", json!({}));
+        let pod = pods(1, 0, 0).remove(0);
+        let condition = upgradable_condition(&set, &pod, false, &now()).unwrap();
+        assert_eq!(condition["status"], "False");
+        assert_eq!(condition["reason"], "UpdateImmutableField");
+        assert_eq!(condition["message"], r#"{"test-sidecarset":false}"#);
+        let mut with = pod.clone();
+        with.status
+            .as_mut()
+            .unwrap()
+            .conditions
+            .as_mut()
+            .unwrap()
+            .push(serde_json::from_value(condition).unwrap());
+        assert!(upgradable_condition(&set, &with, false, &now()).is_none(), "no change, no write");
+        assert_eq!(upgradable_condition(&set, &with, true, &now()).unwrap()["status"], "True");
+    }
 }
