@@ -181,6 +181,7 @@ fn main() {
                     kruise_crds::features::Gate::ImagePullJobGate,
                     true,
                 )]),
+                ..Default::default()
             },
         };
         let (stop_manager, manager_stopped) = tokio::sync::oneshot::channel::<()>();

@@ -28,6 +28,20 @@ pub struct ControllerOptions {
     pub nodeimage: crate::nodeimage::NodeImageOptions,
     /// `--feature-gates`: which controllers run and what they do (upstream's gates and defaults).
     pub feature_gates: kruise_crds::features::FeatureGates,
+    /// The manager namespace (upstream `POD_NAMESPACE`), where SidecarSet revisions live; empty
+    /// means `kruise-system`.
+    pub namespace: String,
+}
+
+impl ControllerOptions {
+    /// The manager namespace, `kruise-system` when not set.
+    pub fn manager_namespace(&self) -> String {
+        if self.namespace.is_empty() {
+            crate::webhook::DEFAULT_NAMESPACE.to_string()
+        } else {
+            self.namespace.clone()
+        }
+    }
 }
 
 /// What a manager replica runs with.
@@ -152,6 +166,13 @@ const CONTROLLERS: &[Entry] = &[
         readiness_check: "nodepodprobe-caches",
         enabled: |gates| gates.enabled(Gate::PodProbeMarkerGate) && gates.enabled(Gate::KruiseDaemon),
         start: |caches, metrics, _, synced| Box::pin(crate::nodepodprobe::run(caches, metrics, synced)),
+    },
+    Entry {
+        readiness_check: "sidecarset-caches",
+        enabled: always,
+        start: |caches, metrics, options, synced| {
+            Box::pin(crate::sidecarset::controller::run(caches, metrics, options.manager_namespace(), synced))
+        },
     },
     Entry {
         readiness_check: "imagepulljob-caches",

@@ -113,6 +113,7 @@ impl KruiseManager {
                     controllers: ControllerOptions {
                         nodeimage: NodeImageOptions { creation_delay: Duration::ZERO },
                         feature_gates,
+                        namespace: MANAGER_NAMESPACE.into(),
                     },
                 };
                 let client = cluster.client();

@@ -99,6 +99,7 @@ pub(crate) async fn run_manager(
         controllers: ControllerOptions {
             nodeimage: NodeImageOptions { creation_delay: args.nodeimage_creation_delay },
             feature_gates: args.feature_gates.clone(),
+            namespace: args.namespace.clone(),
         },
     };
     tracing::info!(feature_gates = %args.feature_gates.to_flag(), "feature gates differing from the defaults");

@@ -4,6 +4,7 @@
 //! [`inject`] is the pod webhook's injection at pod creation, a pure function of the pod, the
 //! SidecarSets and the pod's namespace labels; the webhook reads those and applies the result.
 
+pub mod controller;
 pub mod core;
 pub mod inject;
 pub mod podstate;

@@ -25,6 +25,7 @@ mod nodes_lifecycle;
 mod nodes_streams;
 mod podprobe;
 mod service_api;
+mod sidecarset;
 mod statefulset;
 mod upstream;
 
@@ -68,6 +69,10 @@ fn main() -> ExitCode {
         Scenario {
             name: "kubectl_drives_the_api_server",
             run: |scene| Box::pin(kubectl::kubectl_drives_the_api_server(scene)),
+        },
+        Scenario {
+            name: "sidecarset::inject_and_upgrade_in_place",
+            run: |scene| Box::pin(sidecarset::inject_and_upgrade_in_place(scene)),
         },
         Scenario {
             name: "upstream::manager_reconciles_a_cloneset",
