@@ -7,6 +7,7 @@
 pub mod controller;
 pub mod core;
 pub mod inject;
+pub mod pinning;
 pub mod podstate;
 
 pub use inject::{InjectError, inject_sidecars, pod_matches_sidecarset};

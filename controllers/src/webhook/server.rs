@@ -500,6 +500,7 @@ async fn sidecar_context(
                 Err(error) => return Err(format!("failed to list SidecarSets: {error}")),
             }
         };
+    let sidecarsets = pin_revisions(state, request, sidecarsets).await?;
     let namespace_labels = if crate::sidecarset::inject::needs_namespace_labels(&sidecarsets) {
         let name = request.namespace.clone().filter(|ns| !ns.is_empty()).unwrap_or_else(|| "default".into());
         match Api::<k8s_openapi::api::core::v1::Namespace>::all(state.client.clone()).get_opt(&name).await {
@@ -823,6 +824,38 @@ impl Syncer {
 enum SyncOutcome {
     Done,
     DeferredToPeer,
+}
+
+/// Replaces each SidecarSet that pins a revision (`injectionStrategy.revision`) by the
+/// revision the new pod gets, read from the ControllerRevisions of the manager namespace.
+async fn pin_revisions(
+    state: &HandlerState,
+    request: &AdmissionRequest<DynamicObject>,
+    sidecarsets: Vec<SidecarSet>,
+) -> Result<Vec<SidecarSet>, String> {
+    use crate::sidecarset::pinning::{pins_revision, revision_for_pod};
+    use k8s_openapi::api::apps::v1::ControllerRevision;
+    if !sidecarsets.iter().any(pins_revision) {
+        return Ok(sidecarsets);
+    }
+    let pod_labels: BTreeMap<String, String> =
+        request.object.as_ref().and_then(|object| object.metadata.labels.clone()).unwrap_or_default();
+    let revisions: Api<ControllerRevision> = Api::namespaced(state.client.clone(), &state.namespace);
+    let mut chosen = Vec::with_capacity(sidecarsets.len());
+    for set in sidecarsets {
+        if !pins_revision(&set) {
+            chosen.push(set);
+            continue;
+        }
+        let name = set.metadata.name.clone().unwrap_or_default();
+        let params = kube::api::ListParams::default()
+            .labels(&format!("{}={name}", kruise_crds::validation::SIDECARSET_REVISION_OWNER_LABEL));
+        let listed = revisions.list(&params).await.map_err(|error| {
+            format!("failed to list the ControllerRevisions of SidecarSet {name}: {error}")
+        })?;
+        chosen.push(revision_for_pod(&set, &listed.items, &pod_labels, rand::random::<f64>()));
+    }
+    Ok(chosen)
 }
 
 /// Keeps `writer` filled with every SidecarSet until cancelled: the pod webhook injects from
