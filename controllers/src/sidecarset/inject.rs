@@ -27,6 +27,7 @@ use super::podstate::{
     SIDECARSET_INJECTED_LIST_ANNOTATION, SIDECARSET_WORKING_HOT_UPGRADE_ANNOTATION, SidecarSetUpgradeSpec,
     injected_sidecarsets, upgrade_specs, working_hot_upgrade_containers,
 };
+use super::resources::{ResourcesPolicyError, resources_from_policy};
 
 /// Env var set to `true` in every injected container; how a sidecar is told from an app
 /// container later (upstream `IS_INJECTED`).
@@ -48,6 +49,16 @@ pub enum InjectError {
         key: String,
         /// What was wrong.
         reason: String,
+    },
+    /// A sidecar's `resourcesPolicy` cannot be applied to this pod.
+    #[error("sidecarSet {sidecarset} container {container} resourcesPolicy: {source}")]
+    ResourcesPolicy {
+        /// The SidecarSet.
+        sidecarset: String,
+        /// The sidecar container.
+        container: String,
+        /// What went wrong.
+        source: ResourcesPolicyError,
     },
 }
 
@@ -326,8 +337,22 @@ fn hot_upgrade_pair(
 
 /// One sidecar prepared for the pod: env `IS_INJECTED`, transferred env, shared mounts and
 /// devices.
-fn prepare(sidecar: &SidecarContainer, pod: &Pod) -> SidecarContainer {
+fn prepare(
+    sidecar: &SidecarContainer,
+    pod: &Pod,
+    sized: &Sizing<'_>,
+) -> Result<SidecarContainer, InjectError> {
     let mut prepared = sidecar.clone();
+    if let Some(policy) = &sidecar.resources_policy {
+        let resources = resources_from_policy(policy, pod, sized.kruise_sidecars).map_err(|source| {
+            InjectError::ResourcesPolicy {
+                sidecarset: sized.sidecarset.to_string(),
+                container: sidecar.container.name.clone(),
+                source,
+            }
+        })?;
+        prepared.container.resources = Some(resources);
+    }
     let (mounts, sub_path_envs) = shared_mounts_and_envs(sidecar, pod);
     let mut extra_env = transferred_envs(sidecar, pod);
     merge_by(&mut extra_env, &sub_path_envs, |env| env.name.clone());
@@ -353,7 +378,15 @@ fn prepare(sidecar: &SidecarContainer, pod: &Pod) -> SidecarContainer {
         merge_by(&mut all, &additional, |device| device.device_path.clone());
         container.volume_devices = Some(all);
     }
-    prepared
+    Ok(prepared)
+}
+
+/// What [`prepare`] needs to size a sidecar by its `resourcesPolicy`.
+struct Sizing<'a> {
+    /// The SidecarSet injecting it, for errors.
+    sidecarset: &'a str,
+    /// Every container the selected SidecarSets inject: never a policy's target.
+    kruise_sidecars: &'a BTreeSet<String>,
 }
 
 /// Puts `injected` into `origins`: a sidecar named like an existing container replaces it in
@@ -422,8 +455,14 @@ pub fn inject_sidecars(
     let mut volumes = Vec::new();
     let mut secrets: Vec<LocalObjectReference> = Vec::new();
     let mut hot_upgrade = false;
+    let kruise_sidecars: BTreeSet<String> = selected
+        .iter()
+        .flat_map(|sidecarset| sidecarset.spec.init_containers.iter().chain(&sidecarset.spec.containers))
+        .map(|sidecar| sidecar.container.name.clone())
+        .collect();
     for sidecarset in &selected {
         let name = sidecarset.metadata.name.clone().unwrap_or_default();
+        let sizing = Sizing { sidecarset: &name, kruise_sidecars: &kruise_sidecars };
         names.insert(name.clone());
         let mut sidecar_list = BTreeSet::new();
         for init in &sidecarset.spec.init_containers {
@@ -431,7 +470,7 @@ pub fn inject_sidecars(
                 sidecar_list.insert(init.container.name.clone());
             }
             volumes.extend(volumes_used(sidecarset, &init.container));
-            let prepared = prepare(init, pod);
+            let prepared = prepare(init, pod, &sizing)?;
             if is_native_sidecar(&init.container)
                 && init.upgrade_strategy.upgrade_type == SidecarContainerUpgradeType::HotUpgrade
             {
@@ -445,7 +484,7 @@ pub fn inject_sidecars(
         for sidecar in &sidecarset.spec.containers {
             sidecar_list.insert(sidecar.container.name.clone());
             volumes.extend(volumes_used(sidecarset, &sidecar.container));
-            let prepared = prepare(sidecar, pod);
+            let prepared = prepare(sidecar, pod, &sizing)?;
             if sidecar.upgrade_strategy.upgrade_type == SidecarContainerUpgradeType::HotUpgrade {
                 containers.extend(hot_upgrade_pair(&prepared, &mut annotations, &mut working));
                 hot_upgrade = true;

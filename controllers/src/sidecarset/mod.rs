@@ -9,6 +9,7 @@ pub mod core;
 pub mod inject;
 pub mod pinning;
 pub mod podstate;
+pub mod resources;
 
 pub use inject::{InjectError, inject_sidecars, pod_matches_sidecarset};
 pub use podstate::{
