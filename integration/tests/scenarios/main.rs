@@ -75,6 +75,10 @@ fn main() -> ExitCode {
             run: |scene| Box::pin(sidecarset::inject_and_upgrade_in_place(scene)),
         },
         Scenario {
+            name: "sidecarset::hot_upgrade_keeps_a_sidecar_ready",
+            run: |scene| Box::pin(sidecarset::hot_upgrade_keeps_a_sidecar_ready(scene)),
+        },
+        Scenario {
             name: "upstream::manager_reconciles_a_cloneset",
             run: |scene| Box::pin(upstream::upstream_manager_reconciles_a_cloneset(scene)),
         },
