@@ -356,7 +356,12 @@ async fn reconcile(ctx: &Context, name: &str) -> Result<Option<Duration>, Contro
     let status = status_of(&set, &pods, &latest, collision_count);
     if set.status.as_ref() != Some(&status) {
         let api: Api<SidecarSet> = Api::all(ctx.client.clone());
-        let patch = json!({"status": status});
+        let mut body = serde_json::to_value(&status).unwrap_or_default();
+        // The serialized status omits zero counts; a merge patch must clear them explicitly.
+        if let Some(fields) = body.as_object_mut() {
+            fields.insert("updatedReadyPods".into(), json!(status.updated_ready_pods));
+        }
+        let patch = json!({"status": body});
         match api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch)).await {
             Ok(_) => {}
             Err(kube::Error::Api(response)) if response.code == 404 => return Ok(None),

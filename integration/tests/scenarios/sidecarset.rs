@@ -146,6 +146,16 @@ pub async fn inject_and_upgrade_in_place(scene: Scene) -> Result<(), Skip> {
         assert_eq!(restarts(pod, "main"), 0, "{name}: the app container was not restarted");
         assert_eq!(image(pod, "main"), "nginx:1.25", "{name}");
     }
+
+    // A change beyond the image cannot be made in place: no pod is upgraded, and the counts
+    // of updated pods drop to zero.
+    let env_patch = json!({"spec": {"containers": [{"name": "agent", "image": "log-agent:2", "env": [{"name": "LEVEL", "value": "debug"}]}]}});
+    sets.patch("logs", &PatchParams::default(), &Patch::Merge(&env_patch)).await.unwrap();
+    wait_status(&sets, "logs", "3 matched and ready, none updated", |s| counts(s) == (3, 0, 3, 0)).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for pod in &kit.pods_of("web").await {
+        assert_eq!(restarts(pod, "agent"), 1, "{}: not restarted for the env change", pod.name_any());
+    }
     kit.shutdown().await;
     Ok(())
 }
