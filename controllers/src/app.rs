@@ -175,6 +175,11 @@ const CONTROLLERS: &[Entry] = &[
         },
     },
     Entry {
+        readiness_check: "sidecarterminator-caches",
+        enabled: |gates| gates.enabled(Gate::SidecarTerminator),
+        start: |caches, metrics, _, synced| Box::pin(crate::sidecarterminator::run(caches, metrics, synced)),
+    },
+    Entry {
         readiness_check: "imagepulljob-caches",
         enabled: |gates| gates.enabled(Gate::ImagePullJobGate),
         start: |caches, metrics, _, synced| Box::pin(crate::imagepulljob::run(caches, metrics, synced)),

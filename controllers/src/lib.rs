@@ -39,6 +39,7 @@ pub mod podreadiness;
 pub mod predownload;
 pub mod runtime;
 pub mod sidecarset;
+pub mod sidecarterminator;
 pub mod statefulset;
 pub mod webhook;
 pub mod workload;

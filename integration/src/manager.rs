@@ -49,8 +49,9 @@ pub struct ManagerSpec {
 }
 
 /// The scenarios' gates: upstream's defaults plus the ImagePullJob controller (the image-pull
-/// scenarios and the service API's pre-pulls need it).
-pub const SCENARIO_FEATURE_GATES: &str = "ImagePullJobGate=true";
+/// scenarios and the service API's pre-pulls need it) and the sidecar terminator (alpha; it
+/// acts only on job pods whose sidecars ask for it).
+pub const SCENARIO_FEATURE_GATES: &str = "ImagePullJobGate=true,SidecarTerminator=true";
 
 impl ManagerSpec {
     /// One replica in the test process, no leader election.

@@ -548,10 +548,12 @@ impl RuntimeService for CriServer {
         &self,
         request: Request<cri::StopContainerRequest>,
     ) -> GrpcResult<cri::StopContainerResponse> {
-        let id = request.into_inner().container_id;
+        let request = request.into_inner();
+        let id = request.container_id;
         let container = self.runtime.container(&id).ok_or_else(|| container_not_found(&id))?;
         if container.state != ContainerState::Exited {
-            self.runtime.stop_container(&id).ok_or_else(|| container_not_found(&id))?;
+            let timeout = std::time::Duration::from_secs(request.timeout.max(0) as u64);
+            self.runtime.stop_container(&id, Some(timeout)).ok_or_else(|| container_not_found(&id))?;
         }
         Ok(Response::new(cri::StopContainerResponse {}))
     }
@@ -565,7 +567,7 @@ impl RuntimeService for CriServer {
         let id = request.into_inner().container_id;
         if let Some(container) = self.runtime.container(&id) {
             if container.state == ContainerState::Running {
-                self.runtime.stop_container(&id);
+                self.runtime.stop_container(&id, None);
             }
             self.runtime.remove_container(&id);
         }

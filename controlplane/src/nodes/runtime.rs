@@ -575,11 +575,21 @@ impl NodeRuntime {
         Some(exited)
     }
 
-    /// Stops a container through the CRI: it exits (137 after the timeout as a kill would) and the
-    /// kubelet is told, so that it restarts it per the pod's restartPolicy.
-    pub fn stop_container(&self, id: &str) -> Option<Container> {
-        let was_running = self.container(id).is_some_and(|c| c.state == ContainerState::Running);
-        let stopped = self.exit_container(id, 137, "Error");
+    /// Stops a container through the CRI: it exits and the kubelet is told, so that it restarts
+    /// it per the pod's restartPolicy. A process that exits on SIGTERM within `timeout` (its
+    /// `KRUISE_SIM_TERM_SECONDS`, 0 by default, as a server handling the signal) exits 0; one
+    /// that needs longer is killed (137), as containerd does after the timeout. `None` as
+    /// timeout is a kill without grace.
+    pub fn stop_container(&self, id: &str, timeout: Option<Duration>) -> Option<Container> {
+        let container = self.container(id)?;
+        let was_running = container.state == ContainerState::Running;
+        let term_time = super::conventions::behaviour(&container.env).term_time;
+        let graceful = timeout.is_some_and(|timeout| term_time <= timeout);
+        let stopped = if graceful {
+            self.exit_container(id, 0, "Completed")
+        } else {
+            self.exit_container(id, 137, "Error")
+        };
         if stopped.is_some() && was_running {
             let _ = self.events.send(RuntimeEvent::ContainerStopped { id: id.to_string() });
         }
@@ -768,8 +778,29 @@ mod tests {
             BTreeMap::new(),
             BTreeMap::new(),
         );
-        runtime.stop_container(&container.id);
+        runtime.stop_container(&container.id, None);
         assert_eq!(runtime.container(&container.id).unwrap().state, ContainerState::Exited);
         assert_eq!(events.try_recv().unwrap(), RuntimeEvent::ContainerStopped { id: container.id });
+    }
+
+    #[test]
+    fn a_stop_with_grace_exits_zero_unless_the_process_needs_longer() {
+        let runtime = NodeRuntime::new("n", PullTiming::default());
+        let sandbox = runtime.ensure_sandbox("ns", "p", "uid", "10.0.0.1", &BTreeMap::new());
+        let image = Image { reference: "x".into(), id: image_digest("x"), size: 1 };
+        let slow: BTreeMap<String, String> =
+            [(super::super::conventions::ENV_TERM_SECONDS.to_string(), "20".to_string())].into();
+        let cases = [
+            ("server, 10 s grace", BTreeMap::new(), Some(Duration::from_secs(10)), 0),
+            ("no grace", BTreeMap::new(), None, 137),
+            ("needs 20 s, 10 s grace", slow.clone(), Some(Duration::from_secs(10)), 137),
+            ("needs 20 s, 30 s grace", slow, Some(Duration::from_secs(30)), 0),
+        ];
+        for (case, env, timeout, code) in cases {
+            let container =
+                runtime.start_container(&sandbox.id, case, &image, 0, BTreeMap::new(), BTreeMap::new(), env);
+            runtime.stop_container(&container.id, timeout);
+            assert_eq!(runtime.container(&container.id).unwrap().exit_code, code, "{case}");
+        }
     }
 }

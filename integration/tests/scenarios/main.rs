@@ -26,6 +26,7 @@ mod nodes_streams;
 mod podprobe;
 mod service_api;
 mod sidecarset;
+mod sidecarterminator;
 mod statefulset;
 mod upstream;
 
@@ -73,6 +74,10 @@ fn main() -> ExitCode {
         Scenario {
             name: "sidecarset::inject_and_upgrade_in_place",
             run: |scene| Box::pin(sidecarset::inject_and_upgrade_in_place(scene)),
+        },
+        Scenario {
+            name: "sidecarterminator::job_pods_complete_despite_sidecars",
+            run: |scene| Box::pin(sidecarterminator::job_pods_complete_despite_sidecars(scene)),
         },
         Scenario {
             name: "sidecarset::hot_upgrade_keeps_a_sidecar_ready",
