@@ -23,6 +23,13 @@ use super::{
 /// Registry host whose images always fail to pull (test convention).
 pub const FAILING_REGISTRY: &str = "invalid.example";
 
+/// Whether pulls from `host` fail as from an unreachable registry: [`FAILING_REGISTRY`], a host
+/// named `invalid.*` (Kubernetes' e2e images use `invalid.registry.k8s.io` for a pull that must
+/// fail) or under the reserved `.invalid` top-level domain (RFC 2606).
+pub fn is_unreachable_registry(host: &str) -> bool {
+    host == FAILING_REGISTRY || host.starts_with("invalid.") || host.ends_with(".invalid")
+}
+
 /// How long pulls take on this node.
 #[derive(Clone, Debug)]
 pub struct PullTiming {
@@ -325,7 +332,7 @@ impl NodeRuntime {
             return Err(PullError::InvalidReference(reference.to_string()));
         }
         let host = registry_host(reference);
-        if host == FAILING_REGISTRY {
+        if is_unreachable_registry(&host) {
             return Err(PullError::Unreachable(reference.to_string()));
         }
         let (delay, present) = {
@@ -739,10 +746,14 @@ mod tests {
         let again = std::time::Instant::now();
         runtime.pull("nginx:1", None, false).await.unwrap();
         assert!(again.elapsed() < Duration::from_millis(40), "cached");
-        assert!(matches!(
-            runtime.pull("invalid.example/app:1", None, false).await,
-            Err(PullError::Unreachable(_))
-        ));
+        for unreachable in
+            ["invalid.example/app:1", "invalid.registry.k8s.io/invalid/alpine:3.1", "registry.invalid/a:1"]
+        {
+            assert!(
+                matches!(runtime.pull(unreachable, None, false).await, Err(PullError::Unreachable(_))),
+                "{unreachable}"
+            );
+        }
         runtime.require_credentials("private.io", "u", "p");
         assert!(matches!(
             runtime.pull("private.io/app:1", None, false).await,
