@@ -332,14 +332,27 @@ fn rules(spec: &WebhookSpec) -> Option<Vec<RuleWithOperations>> {
     }])
 }
 
-fn namespace_selector(spec: &WebhookSpec) -> Option<LabelSelector> {
-    spec.exempt_control_plane.then(|| LabelSelector {
-        match_expressions: Some(vec![LabelSelectorRequirement {
+/// The pod webhook's namespaces: not those labelled `control-plane` (upstream's rule, which
+/// its `kruise-system` namespace carries) and, when the manager runs behind a Service, never its
+/// own namespace, label or not. The webhook fails closed (`failurePolicy: Fail`, or pods would
+/// miss their sidecars and readiness gates), so while no manager answers no pod can be created
+/// where it applies (upstream issue #634); the manager's own pods must stay creatable then, or it
+/// could never come back.
+fn namespace_selector(spec: &WebhookSpec, target: &ClientTarget) -> Option<LabelSelector> {
+    spec.exempt_control_plane.then(|| {
+        let mut requirements = vec![LabelSelectorRequirement {
             key: "control-plane".into(),
             operator: "DoesNotExist".into(),
             values: None,
-        }]),
-        match_labels: None,
+        }];
+        if let ClientTarget::Service { namespace, .. } = target {
+            requirements.push(LabelSelectorRequirement {
+                key: "kubernetes.io/metadata.name".into(),
+                operator: "NotIn".into(),
+                values: Some(vec![namespace.clone()]),
+            });
+        }
+        LabelSelector { match_expressions: Some(requirements), match_labels: None }
     })
 }
 
@@ -378,7 +391,7 @@ pub fn desired_mutating(target: &ClientTarget, ca_bundle: &ByteString) -> Mutati
                     client_config: admission_client_config(target, spec.path, ca_bundle),
                     failure_policy: Some("Fail".into()),
                     name: spec.name.into(),
-                    namespace_selector: namespace_selector(spec),
+                    namespace_selector: namespace_selector(spec, target),
                     rules: rules(spec),
                     side_effects: "None".into(),
                     ..Default::default()
@@ -400,7 +413,7 @@ pub fn desired_validating(target: &ClientTarget, ca_bundle: &ByteString) -> Vali
                     client_config: admission_client_config(target, spec.path, ca_bundle),
                     failure_policy: Some("Fail".into()),
                     name: spec.name.into(),
-                    namespace_selector: namespace_selector(spec),
+                    namespace_selector: namespace_selector(spec, target),
                     object_selector: object_selector(spec),
                     rules: rules(spec),
                     side_effects: "None".into(),
@@ -618,7 +631,21 @@ mod tests {
         );
         assert_eq!(
             pod["namespaceSelector"],
-            json!({"matchExpressions": [{"key": "control-plane", "operator": "DoesNotExist"}]})
+            json!({"matchExpressions": [
+                {"key": "control-plane", "operator": "DoesNotExist"},
+                {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kruise-system"]},
+            ]}),
+            "the manager's own namespace is exempt even unlabelled, so it can restart while the webhook is down"
+        );
+        let by_url = serde_json::to_value(desired_mutating(
+            &ClientTarget::Url("https://127.0.0.1:9876/".into()),
+            &ca(),
+        ))
+        .unwrap();
+        assert_eq!(
+            by_url["webhooks"][0]["namespaceSelector"],
+            json!({"matchExpressions": [{"key": "control-plane", "operator": "DoesNotExist"}]}),
+            "a manager outside the cluster has no namespace of its own to exempt"
         );
         assert_eq!(pod["failurePolicy"], "Fail");
         assert_eq!(pod["sideEffects"], "None");
