@@ -16,6 +16,9 @@
 //!     actions: [rollout, audit-read] # among rollout, image-pull, recreate, audit-read; or "*"
 //! ```
 //!
+//! Cluster-scoped targets (SidecarSets, whose sidecars run in pods of any namespace) need
+//! `namespaces: "*"` ([`Principal::may_cluster_wide`]).
+//!
 //! A token itself never reaches a log line or an audit record: only its name does.
 
 use std::{collections::HashMap, fmt, path::Path, sync::Arc};
@@ -97,6 +100,12 @@ impl Principal {
     /// Whether the principal may perform `action` in `namespace`.
     pub fn may(&self, action: Action, namespace: &str) -> bool {
         self.actions.allows(&action) && self.namespaces.allows(&namespace.to_string())
+    }
+
+    /// Whether the principal may perform `action` on a cluster-scoped object (a SidecarSet),
+    /// whose effects reach pods in any namespace: only with every namespace (`"*"`) in scope.
+    pub fn may_cluster_wide(&self, action: Action) -> bool {
+        self.actions.allows(&action) && self.namespaces == Scope::All
     }
 }
 
@@ -327,6 +336,9 @@ mod tests {
         assert!(!ci.may(Action::AuditRead, "default"));
         let Identity::Principal(auditor) = registry.authenticate(Some(b"bearer other")) else { panic!() };
         assert!(auditor.may(Action::AuditRead, "anything"));
+        assert!(!ci.may_cluster_wide(Action::Rollout), "a namespaced token may not touch SidecarSets");
+        assert!(auditor.may_cluster_wide(Action::AuditRead));
+        assert!(!auditor.may_cluster_wide(Action::Rollout));
     }
 
     #[test]

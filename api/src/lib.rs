@@ -7,8 +7,8 @@
 //! - [`auth`]: bearer tokens (kept hashed) and their scopes (namespaces, actions).
 //! - [`operations`]: every operation, transport-neutral: authorization, validation, the audit
 //!   record written before the cluster is changed, the change, the answer.
-//! - [`workload`]: rollouts on each workload kind (CloneSet, Advanced StatefulSet, Advanced
-//!   DaemonSet) as pure functions.
+//! - [`workload`]: rollouts on each kind (CloneSet, Advanced StatefulSet, Advanced DaemonSet,
+//!   and the cluster-scoped SidecarSet) as pure functions.
 //! - [`watcher`]: follows running rollouts and records their state transitions.
 //! - [`rest`]: the REST transport (axum), its OpenAPI document and Swagger UI.
 //! - [`grpc`]: the gRPC transport (tonic, package `kruise.api.v1`, protos in `api/proto`),

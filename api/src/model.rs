@@ -11,8 +11,8 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::store::{Outcome, RolloutState, TaskState};
 
-/// The workload kinds a rollout can name. All three share the partitioned rolling update: a
-/// partition keeps some pods (for a DaemonSet, nodes) at the previous revision until promoted.
+/// The kinds a rollout can drive. All four share the partitioned rolling update: a partition
+/// keeps some pods (for a DaemonSet, nodes) at the previous revision until promoted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub enum WorkloadKind {
     /// `apps.kruise.io/v1beta1` CloneSet.
@@ -21,6 +21,10 @@ pub enum WorkloadKind {
     StatefulSet,
     /// `apps.kruise.io/v1beta1` (Advanced) DaemonSet.
     DaemonSet,
+    /// `apps.kruise.io/v1beta1` SidecarSet. It is cluster-scoped, so a namespace's requests
+    /// cannot name it: its rollouts are made at `/v1/sidecarsets/{name}/rollouts`, and it shows
+    /// here in the rollouts read back.
+    SidecarSet,
 }
 
 impl WorkloadKind {
@@ -30,12 +34,20 @@ impl WorkloadKind {
             Self::CloneSet => "CloneSet",
             Self::StatefulSet => "StatefulSet",
             Self::DaemonSet => "DaemonSet",
+            Self::SidecarSet => "SidecarSet",
         }
     }
 
     /// Parses a kind name.
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::CloneSet, Self::StatefulSet, Self::DaemonSet].into_iter().find(|kind| kind.as_str() == text)
+        [Self::CloneSet, Self::StatefulSet, Self::DaemonSet, Self::SidecarSet]
+            .into_iter()
+            .find(|kind| kind.as_str() == text)
+    }
+
+    /// Whether objects of this kind live outside namespaces (SidecarSet).
+    pub fn is_cluster_scoped(self) -> bool {
+        self == Self::SidecarSet
     }
 }
 
@@ -160,6 +172,67 @@ pub struct RolloutRequest {
     pub reason: Option<String>,
 }
 
+/// How a SidecarSet rollout proceeds. Omitted `partition` and `paused` mean 0 and false (every
+/// matched pod is upgraded); an omitted `maxUnavailable` keeps the SidecarSet's. Sidecars are
+/// always upgraded in place, so there is no pod update policy and no surge.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SidecarSetRolloutStrategy {
+    /// Matched pods (count, or percentage of the pods the SidecarSet matches) kept at the
+    /// previous sidecars; promote lowers it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<IntOrPercent>,
+    /// Most matched pods whose sidecars are being upgraded (unavailable) at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_unavailable: Option<IntOrPercent>,
+    /// Start paused (resume to go on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused: Option<bool>,
+}
+
+/// A request to upgrade a SidecarSet's sidecar containers to new images, in place in the pods
+/// it injected (`POST /v1/sidecarsets/{name}/rollouts`; the name is in the path).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(example = json!({
+    "images": {"log-agent": "log-agent:2.1"},
+    "strategy": {"partition": "50%", "maxUnavailable": 1},
+    "reason": "log agent 2.1"
+}))]
+pub struct SidecarSetRolloutRequest {
+    /// New image per sidecar container name (`spec.containers`; init containers are not
+    /// upgraded in place, so they cannot be named).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub images: BTreeMap<String, String>,
+    /// How the rollout proceeds.
+    #[serde(default)]
+    pub strategy: SidecarSetRolloutStrategy,
+    /// Why (kept in the audit and the rollout).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl SidecarSetRolloutRequest {
+    /// The rollout request of SidecarSet `name` this asks for: what the rollout keeps, and what
+    /// every rollout (of any kind) reads back as `request`.
+    pub fn into_rollout_request(self, name: &str) -> RolloutRequest {
+        RolloutRequest {
+            workload: WorkloadRef { kind: WorkloadKind::SidecarSet, name: name.into() },
+            images: self.images,
+            resources: BTreeMap::new(),
+            strategy: RolloutStrategy {
+                pod_update_policy: None,
+                partition: self.strategy.partition,
+                max_unavailable: self.strategy.max_unavailable,
+                max_surge: None,
+                paused: self.strategy.paused,
+            },
+            pre_pull: false,
+            reason: self.reason,
+        }
+    }
+}
+
 /// Body of `promote` (optional).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -252,9 +325,10 @@ pub struct Transition {
 pub struct Rollout {
     /// Its id.
     pub id: String,
-    /// The namespace.
+    /// The namespace (absent for a SidecarSet, which is cluster-scoped).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub namespace: String,
-    /// The workload.
+    /// The workload (or SidecarSet).
     pub workload: WorkloadRef,
     /// The state.
     pub state: RolloutState,
@@ -289,6 +363,18 @@ pub struct Rollout {
     pub history: Vec<Transition>,
 }
 
+impl Rollout {
+    /// Where the rollout is read and steered: `/v1/namespaces/{ns}/rollouts/{id}`, or
+    /// `/v1/sidecarsets/{name}/rollouts/{id}` for a SidecarSet's.
+    pub fn location(&self) -> String {
+        if self.workload.kind.is_cluster_scoped() {
+            format!("/v1/sidecarsets/{}/rollouts/{}", self.workload.name, self.id)
+        } else {
+            format!("/v1/namespaces/{}/rollouts/{}", self.namespace, self.id)
+        }
+    }
+}
+
 /// A page of rollouts.
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -314,6 +400,24 @@ pub struct RolloutListParams {
     pub cursor: Option<String>,
 }
 
+/// Query parameters of a SidecarSet's rollout listing.
+#[derive(Clone, Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SidecarSetRolloutListParams {
+    /// Only rollouts in this state (`Pending`, `Progressing`, `Paused`, `Succeeded`, `Failed`, `Aborted`).
+    pub state: Option<String>,
+    /// Page size (1-500, default 50).
+    pub limit: Option<String>,
+    /// The `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+impl From<SidecarSetRolloutListParams> for RolloutListParams {
+    fn from(params: SidecarSetRolloutListParams) -> Self {
+        Self { workload: None, state: params.state, limit: params.limit, cursor: params.cursor }
+    }
+}
+
 /// One audit record: a request to the API and how it ended.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -326,10 +430,11 @@ pub struct AuditRecord {
     pub actor: String,
     /// `rollout.create`, `rollout.get`, `rollout.pause`, `audit.list`, …
     pub action: String,
-    /// The namespace.
+    /// The namespace (absent for requests on cluster-scoped SidecarSets and on no namespace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
-    /// What was acted on (`CloneSet/web`, `rollouts/<id>`, or the request path).
+    /// What was acted on (`CloneSet/web`, `SidecarSet/logs`, `rollouts/<id>`, or the request
+    /// path).
     pub target: String,
     /// The rollout concerned.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -5,15 +5,15 @@
 //! ([`crate::operations::reconcile_tasks`]): their results and transitions, and the next batch
 //! of a workload's recreate.
 //!
-//! It reacts to CloneSet, StatefulSet and DaemonSet watch events (Kubernetes watches over all
-//! namespaces) and also re-checks every `interval`, which covers deleted workloads and a watch
+//! It reacts to CloneSet, StatefulSet, DaemonSet and SidecarSet watch events (Kubernetes
+//! watches over all namespaces; SidecarSets are cluster-scoped) and also re-checks every `interval`, which covers deleted workloads and a watch
 //! that is reconnecting. Transitions are compare-and-set in the store, so several API replicas
 //! watching at once record each transition once.
 
 use std::{future::Future, time::Duration};
 
 use futures::StreamExt;
-use kruise_crds::apps::v1beta1::{CloneSet, DaemonSet, StatefulSet};
+use kruise_crds::apps::v1beta1::{CloneSet, DaemonSet, SidecarSet, StatefulSet};
 use kube::{
     Api, Client,
     runtime::{WatchStreamExt, watcher},
@@ -52,7 +52,8 @@ pub async fn run(ops: Operations, interval: Duration, shutdown: impl Future<Outp
     let watches = [
         watch_kind::<CloneSet>(client.clone(), events_tx.clone()),
         watch_kind::<StatefulSet>(client.clone(), events_tx.clone()),
-        watch_kind::<DaemonSet>(client, events_tx),
+        watch_kind::<DaemonSet>(client.clone(), events_tx.clone()),
+        watch_kind::<SidecarSet>(client, events_tx),
     ];
     tokio::pin!(shutdown);
     let mut tick = tokio::time::interval(interval);

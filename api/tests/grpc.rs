@@ -9,6 +9,9 @@
 //!   a reused idempotency key with another request FAILED_PRECONDITION; each is audited with its
 //!   gRPC status;
 //! - a rollout is created, read, listed and watched (the stream ends at Succeeded);
+//! - a SidecarSet rollout is created (a namespace-limited token is PERMISSION_DENIED, a bad
+//!   image INVALID_ARGUMENT naming `images.<container>`), read, listed and watched through its
+//!   `sidecar_set` address, which a namespace's address does not reach;
 //! - an image pull reaches Succeeded with per-node results; a recreate creates its CRR;
 //! - the audit is queried through `Audit.List`;
 //! - with the store down a change is UNAVAILABLE and nothing is created.
@@ -30,9 +33,12 @@ use kruise_api::grpc::{
     },
     rpc,
 };
-use kruise_crds::apps::v1beta1::{ContainerRecreateRequest, ImagePullJob};
+use kruise_crds::apps::v1beta1::{ContainerRecreateRequest, ImagePullJob, SidecarSet};
 use kruise_integration::{HarnessError, postgres::Postgres};
-use kube::{Api, ResourceExt, api::ListParams};
+use kube::{
+    Api, ResourceExt,
+    api::{ListParams, PostParams},
+};
 use tonic::{Code, Request, transport::Channel};
 use tonic_reflection::pb::v1::{
     ServerReflectionRequest, server_reflection_client::ServerReflectionClient,
@@ -61,6 +67,7 @@ async fn the_same_operations_through_grpc() {
     reflection_lists_the_services(&channel).await;
     refusals_have_their_codes(&env, &channel).await;
     rollout_create_get_list_watch(&env, &channel).await;
+    sidecarset_rollout(&env, &channel).await;
     image_pull_and_recreate(&env, &channel).await;
     audit_through_grpc(&channel).await;
     if let Some(mut postgres) = postgres {
@@ -239,7 +246,10 @@ async fn refusals_have_their_codes(env: &Env, channel: &Channel) {
     assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
     assert_eq!(fields(&status), ["pod"], "{status:?}");
     let status = rollouts
-        .get(call(proto::GetRolloutRequest { namespace: "default".into(), id: "nope".into() }, Some(ADMIN)))
+        .get(call(
+            proto::GetRolloutRequest { namespace: "default".into(), id: "nope".into(), ..Default::default() },
+            Some(ADMIN),
+        ))
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::NotFound, "{status:?}");
@@ -311,7 +321,10 @@ async fn rollout_create_get_list_watch(env: &Env, channel: &Channel) {
     assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
 
     let got = rollouts
-        .get(call(proto::GetRolloutRequest { namespace: "default".into(), id: id.clone() }, Some(ADMIN)))
+        .get(call(
+            proto::GetRolloutRequest { namespace: "default".into(), id: id.clone(), ..Default::default() },
+            Some(ADMIN),
+        ))
         .await
         .unwrap()
         .into_inner();
@@ -320,7 +333,7 @@ async fn rollout_create_get_list_watch(env: &Env, channel: &Channel) {
 
     let mut stream = rollouts
         .watch_rollout(call(
-            proto::WatchRolloutRequest { namespace: "default".into(), id: id.clone() },
+            proto::WatchRolloutRequest { namespace: "default".into(), id: id.clone(), ..Default::default() },
             Some(ADMIN),
         ))
         .await
@@ -367,6 +380,100 @@ async fn rollout_create_get_list_watch(env: &Env, channel: &Channel) {
         .await
         .unwrap_err();
     assert_eq!(fields(&status), ["limit"], "{status:?}");
+}
+
+/// A SidecarSet that matches no pod yet: its rollouts succeed as soon as the controller observed
+/// them (nothing to upgrade), which is enough to follow one through every method.
+async fn sidecarset_rollout(env: &Env, channel: &Channel) {
+    let sets: Api<SidecarSet> = Api::all(env.client.clone());
+    let set: SidecarSet = serde_json::from_value(serde_json::json!({
+        "apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
+        "metadata": {"name": "grpc-logs"},
+        "spec": {"selector": {"matchLabels": {"app": "nothing-yet"}},
+                 "containers": [{"name": "agent", "image": "log-agent:1"}]},
+    }))
+    .unwrap();
+    sets.create(&PostParams::default(), &set).await.unwrap();
+    let mut rollouts = RolloutsClient::new(channel.clone());
+    let create = |token: &str, image: &str| {
+        call(
+            proto::CreateSidecarSetRolloutRequest {
+                name: "grpc-logs".into(),
+                images: [("agent".to_string(), image.to_string())].into(),
+                reason: Some("agent over gRPC".into()),
+                ..Default::default()
+            },
+            Some(token),
+        )
+    };
+    let status = rollouts.create_sidecar_set_rollout(create(CI, "log-agent:2")).await.unwrap_err();
+    assert_eq!(status.code(), Code::PermissionDenied, "a token for one namespace: {status:?}");
+    let status = rollouts.create_sidecar_set_rollout(create(ADMIN, "NOT A REF")).await.unwrap_err();
+    assert_eq!((status.code(), fields(&status)), (Code::InvalidArgument, vec!["images.agent".to_string()]));
+
+    let created =
+        rollouts.create_sidecar_set_rollout(create(ADMIN, "log-agent:2")).await.unwrap().into_inner();
+    let rollout = created.rollout.unwrap();
+    let id = rollout.id.clone();
+    assert_eq!(rollout.namespace, "", "cluster-scoped");
+    assert_eq!(
+        rollout.workload,
+        Some(proto::WorkloadRef { kind: proto::WorkloadKind::SidecarSet as i32, name: "grpc-logs".into() })
+    );
+    let image = sets.get("grpc-logs").await.unwrap().spec.containers[0].container.image.clone();
+    assert_eq!(image.as_deref(), Some("log-agent:2"));
+
+    let address = |namespace: &str, sidecar_set: &str| proto::GetRolloutRequest {
+        namespace: namespace.into(),
+        id: id.clone(),
+        sidecar_set: sidecar_set.into(),
+    };
+    let got = rollouts.get(call(address("", "grpc-logs"), Some(ADMIN))).await.unwrap().into_inner();
+    assert_eq!(got.id, id);
+    assert!(!got.history.is_empty());
+    let status = rollouts.get(call(address("default", ""), Some(ADMIN))).await.unwrap_err();
+    assert_eq!(status.code(), Code::NotFound, "a namespace does not hold SidecarSet rollouts: {status:?}");
+    let status = rollouts.get(call(address("default", "grpc-logs"), Some(ADMIN))).await.unwrap_err();
+    assert_eq!((status.code(), fields(&status)), (Code::InvalidArgument, vec!["namespace".to_string()]));
+
+    let mut stream = rollouts
+        .watch_rollout(call(
+            proto::WatchRolloutRequest {
+                id: id.clone(),
+                sidecar_set: "grpc-logs".into(),
+                ..Default::default()
+            },
+            Some(ADMIN),
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut last = None;
+    while let Some(item) = tokio::time::timeout(SETTLE, stream.next()).await.expect("the stream stalled") {
+        last = Some(proto::RolloutState::try_from(item.unwrap().state).unwrap());
+    }
+    assert_eq!(last, Some(proto::RolloutState::Succeeded), "no pod to upgrade");
+    let list = rollouts
+        .list(call(
+            proto::ListRolloutsRequest { sidecar_set: "grpc-logs".into(), limit: 10, ..Default::default() },
+            Some(ADMIN),
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(list.items.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), [id.as_str()]);
+    let status = rollouts
+        .pause(call(
+            proto::RolloutActionRequest {
+                id: id.clone(),
+                sidecar_set: "grpc-logs".into(),
+                ..Default::default()
+            },
+            Some(ADMIN),
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::FailedPrecondition, "a finished rollout cannot be paused: {status:?}");
 }
 
 async fn image_pull_and_recreate(env: &Env, channel: &Channel) {

@@ -8,9 +8,10 @@
 # Operations on an `{id}` only answer 404 to random ids, so before fuzzing it seeds the cluster
 # and the API (five CloneSets: one rollout paused at its partition for each of pause, resume,
 # promote and abort, since promote and abort end a rollout; one finished rollout; an image pull
-# and a recreate) and hands their ids and namespace to schemathesis as dictionaries bound to the
-# `id` and `namespace` path parameters of those operations (3 in 4 generated values each; the
-# rest stay random, so the 404 paths are still fuzzed). The event stream only gets the finished
+# and a recreate; a SidecarSet matching no pod, with one finished rollout) and hands their ids,
+# namespace and SidecarSet name to schemathesis as dictionaries bound to the `id`, `namespace`
+# and `name` path parameters of those operations (3 in 4 generated values each; the rest stay
+# random, so the 404 paths are still fuzzed). The event stream only gets the finished
 # rollout: a running one streams until it ends. At the end it prints how many answers of each
 # status class every operation got.
 #
@@ -113,10 +114,20 @@ YAML
   pod=$(kubectl get pods -l app=fuzz-done -o 'jsonpath={.items[0].metadata.name}')
   recreate_id=$(api_create /v1/namespaces/default/recreates \
     '{"pod": "'"$pod"'", "containers": ["main"]}')
-  echo "seeded: rollouts ${held[*]} (paused; for ${actions[*]}) and $done_id (succeeded), image pull $pull_id, recreate $recreate_id"
-  python3 - "$config" "${held[@]}" "$done_id" "$pull_id" "$recreate_id" <<'PY'
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: apps.kruise.io/v1beta1
+kind: SidecarSet
+metadata: {name: fuzz-logs}
+spec:
+  selector: {matchLabels: {app: fuzz-no-pod}}
+  containers: [{name: agent, image: "busybox:1.36"}]
+YAML
+  sidecar_id=$(api_create /v1/sidecarsets/fuzz-logs/rollouts '{"images": {"agent": "busybox:1.37"}}')
+  api_wait "/v1/sidecarsets/fuzz-logs/rollouts/$sidecar_id" state "Succeeded"
+  echo "seeded: rollouts ${held[*]} (paused; for ${actions[*]}) and $done_id (succeeded), image pull $pull_id, recreate $recreate_id, SidecarSet rollout $sidecar_id (succeeded)"
+  python3 - "$config" "${held[@]}" "$done_id" "$pull_id" "$recreate_id" "$sidecar_id" <<'PY'
 import json, sys
-path, pause, resume, promote, abort, done, pull, recreate = sys.argv[1:]
+path, pause, resume, promote, abort, done, pull, recreate, sidecar = sys.argv[1:]
 def values(*items):
     return "[" + ", ".join(json.dumps(i) for i in items) + "]"
 mostly = lambda name: '{ dictionary = "%s", probability = 0.75 }' % name
@@ -139,9 +150,21 @@ with open(path, "w") as out:
     out.write(f"done-rollout-ids = {{ values = {values(done)} }}\n")
     out.write(f"image-pull-ids = {{ values = {values(pull)} }}\n")
     out.write(f"recreate-ids = {{ values = {values(recreate)} }}\n")
+    out.write(f"sidecarset-names = {{ values = {values('fuzz-logs')} }}\n")
+    out.write(f"sidecarset-rollout-ids = {{ values = {values(sidecar)} }}\n")
     for operation, dictionary in sections:
         out.write(f"\n[[operations]]\ninclude-path = {json.dumps(operation)}\n")
         out.write(f'parameters = {{ "path.id" = {mostly(dictionary)}, "path.namespace" = {mostly("namespaces")} }}\n')
+    # The SidecarSet's collection, and its finished rollout under every `{id}` operation (the
+    # actions answer 409: it has ended).
+    out.write('\n[[operations]]\ninclude-path = "/v1/sidecarsets/{name}/rollouts"\n')
+    out.write(f'parameters = {{ "path.name" = {mostly("sidecarset-names")} }}\n')
+    for suffix in ["", "/pause", "/resume", "/promote", "/abort", "/events"]:
+        operation = "/v1/sidecarsets/{name}/rollouts/{id}" + suffix
+        out.write(f"\n[[operations]]\ninclude-path = {json.dumps(operation)}\n")
+        out.write(
+            f'parameters = {{ "path.id" = {mostly("sidecarset-rollout-ids")}, "path.name" = {mostly("sidecarset-names")} }}\n'
+        )
 PY
 else
   : >"$config"

@@ -15,9 +15,10 @@ use crate::{
     model::{
         AuditListParams, AuditRecord, ContainerResources, FailurePolicy, ImagePull, ImagePullRequest,
         IntOrPercent, NodeSelector, PodUpdatePolicy, PromoteRequest, Recreate, RecreateRequest,
-        RecreateStrategy, Rollout, RolloutListParams, RolloutRequest, RolloutStrategy, TaskTransition,
-        WorkloadKind, WorkloadRef,
+        RecreateStrategy, Rollout, RolloutListParams, RolloutRequest, RolloutStrategy,
+        SidecarSetRolloutRequest, SidecarSetRolloutStrategy, TaskTransition, WorkloadKind, WorkloadRef,
     },
+    operations::RolloutScope,
     store::{RolloutState, TaskState},
 };
 
@@ -39,6 +40,7 @@ fn workload_kind(field: &str, value: i32) -> Result<WorkloadKind, ApiError> {
         Ok(proto::WorkloadKind::CloneSet) => Ok(WorkloadKind::CloneSet),
         Ok(proto::WorkloadKind::StatefulSet) => Ok(WorkloadKind::StatefulSet),
         Ok(proto::WorkloadKind::DaemonSet) => Ok(WorkloadKind::DaemonSet),
+        Ok(proto::WorkloadKind::SidecarSet) => Ok(WorkloadKind::SidecarSet),
         Ok(proto::WorkloadKind::Unspecified) => Err(ApiError::field(field, "the workload kind is required")),
         Err(_) => Err(ApiError::field(field, format!("{value} is not a workload kind"))),
     }
@@ -102,6 +104,36 @@ pub fn rollout_request(spec: Option<proto::RolloutSpec>) -> Result<RolloutReques
     })
 }
 
+/// The typed SidecarSet rollout request of a gRPC message (the name travels apart, as in the
+/// REST path).
+pub fn sidecarset_rollout_request(
+    message: &proto::CreateSidecarSetRolloutRequest,
+) -> SidecarSetRolloutRequest {
+    let strategy = message.strategy.clone().unwrap_or_default();
+    SidecarSetRolloutRequest {
+        images: message.images.clone(),
+        strategy: SidecarSetRolloutStrategy {
+            partition: int_or_percent(strategy.partition.as_ref()),
+            max_unavailable: int_or_percent(strategy.max_unavailable.as_ref()),
+            paused: strategy.paused,
+        },
+        reason: message.reason.clone(),
+    }
+}
+
+/// The rollouts a request addresses: a namespace's, or with `sidecar_set` a SidecarSet's
+/// (cluster-scoped, so `namespace` must then be empty; an ambiguous address names no rollout).
+pub fn rollout_scope<'a>(namespace: &'a str, sidecar_set: &'a str) -> Result<RolloutScope<'a>, ApiError> {
+    match (namespace.is_empty(), sidecar_set.is_empty()) {
+        (_, true) => Ok(RolloutScope::Namespace(namespace)),
+        (true, false) => Ok(RolloutScope::SidecarSet(sidecar_set)),
+        (false, false) => Err(ApiError::field(
+            "namespace",
+            "a SidecarSet is cluster-scoped: leave namespace empty when sidecar_set is set",
+        )),
+    }
+}
+
 /// The promote body of a gRPC message.
 pub fn promote_request(partition: Option<&proto::IntOrPercent>) -> PromoteRequest {
     PromoteRequest { partition: int_or_percent(partition) }
@@ -123,6 +155,7 @@ fn to_workload_ref(reference: &WorkloadRef) -> proto::WorkloadRef {
         WorkloadKind::CloneSet => proto::WorkloadKind::CloneSet,
         WorkloadKind::StatefulSet => proto::WorkloadKind::StatefulSet,
         WorkloadKind::DaemonSet => proto::WorkloadKind::DaemonSet,
+        WorkloadKind::SidecarSet => proto::WorkloadKind::SidecarSet,
     };
     proto::WorkloadRef { kind: kind as i32, name: reference.name.clone() }
 }
@@ -532,6 +565,32 @@ mod tests {
             panic!()
         };
         assert_eq!(errors[0].field, "strategy.failurePolicy");
+    }
+
+    #[test]
+    fn sidecarset_requests_and_scopes_convert() {
+        let message = proto::CreateSidecarSetRolloutRequest {
+            name: "logs".into(),
+            images: BTreeMap::from([("agent".into(), "log-agent:2".into())]),
+            strategy: Some(proto::SidecarSetRolloutStrategy {
+                partition: Some(proto::IntOrPercent { value: Some(proto::int_or_percent::Value::Count(1)) }),
+                paused: Some(true),
+                ..Default::default()
+            }),
+            reason: Some("agent 2".into()),
+            idempotency_key: None,
+        };
+        let request = sidecarset_rollout_request(&message).into_rollout_request(&message.name);
+        assert_eq!(request.workload, WorkloadRef { kind: WorkloadKind::SidecarSet, name: "logs".into() });
+        assert_eq!(request.strategy.partition, Some(IntOrPercent::Int(1)));
+        assert_eq!(request.strategy.paused, Some(true));
+        let spec = to_rollout_spec(&request);
+        assert_eq!(spec.workload.unwrap().kind, proto::WorkloadKind::SidecarSet as i32);
+
+        assert_eq!(rollout_scope("default", "").unwrap(), RolloutScope::Namespace("default"));
+        assert_eq!(rollout_scope("", "logs").unwrap(), RolloutScope::SidecarSet("logs"));
+        let Err(ApiError::Validation(errors)) = rollout_scope("default", "logs") else { panic!() };
+        assert_eq!(errors[0].field, "namespace");
     }
 
     #[test]

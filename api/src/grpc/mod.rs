@@ -214,19 +214,41 @@ impl proto::rollouts_server::Rollouts for GrpcApi {
         })
     }
 
+    async fn create_sidecar_set_rollout(
+        &self,
+        request: Request<proto::CreateSidecarSetRolloutRequest>,
+    ) -> Reply<proto::CreateRolloutResponse> {
+        let method = "Rollouts/CreateSidecarSetRollout";
+        let (started, ctx) = (Instant::now(), self.context(&request, method));
+        let message = request.into_inner();
+        let input = Input::Typed(convert::sidecarset_rollout_request(&message));
+        let result = self
+            .ops
+            .create_sidecarset_rollout(&ctx, &message.name, message.idempotency_key.as_deref(), input)
+            .await;
+        self.finish(&ctx, method, started, result, |created| proto::CreateRolloutResponse {
+            rollout: Some(convert::rollout(&created.rollout)),
+            replayed: created.replayed,
+        })
+    }
+
     async fn get(&self, request: Request<proto::GetRolloutRequest>) -> Reply<proto::Rollout> {
         let (started, ctx) = (Instant::now(), self.context(&request, "Rollouts/Get"));
         let message = request.into_inner();
-        let result = self.ops.get_rollout(&ctx, &message.namespace, &message.id).await;
+        let result = match convert::rollout_scope(&message.namespace, &message.sidecar_set) {
+            Ok(scope) => self.ops.get_rollout(&ctx, &scope, &message.id).await,
+            Err(error) => Err(error),
+        };
         self.finish(&ctx, "Rollouts/Get", started, result, |rollout| convert::rollout(&rollout))
     }
 
     async fn list(&self, request: Request<proto::ListRolloutsRequest>) -> Reply<proto::ListRolloutsResponse> {
         let (started, ctx) = (Instant::now(), self.context(&request, "Rollouts/List"));
         let message = request.into_inner();
-        let result = match convert::rollout_list_params(&message) {
-            Ok(params) => self.ops.list_rollouts(&ctx, &message.namespace, &params).await,
-            Err(error) => Err(error),
+        let scope = convert::rollout_scope(&message.namespace, &message.sidecar_set);
+        let result = match (scope, convert::rollout_list_params(&message)) {
+            (Ok(scope), Ok(params)) => self.ops.list_rollouts(&ctx, &scope, &params).await,
+            (Err(error), _) | (_, Err(error)) => Err(error),
         };
         self.finish(&ctx, "Rollouts/List", started, result, |list| proto::ListRolloutsResponse {
             items: list.items.iter().map(convert::rollout).collect(),
@@ -246,10 +268,12 @@ impl proto::rollouts_server::Rollouts for GrpcApi {
         let (started, ctx) = (Instant::now(), self.context(&request, "Rollouts/Promote"));
         let message = request.into_inner();
         let body = Input::Typed(convert::promote_request(message.partition.as_ref()));
-        let result = self
-            .ops
-            .act_on_rollout(&ctx, &message.namespace, &message.id, RolloutAction::Promote(body))
-            .await;
+        let result = match convert::rollout_scope(&message.namespace, &message.sidecar_set) {
+            Ok(scope) => {
+                self.ops.act_on_rollout(&ctx, &scope, &message.id, RolloutAction::Promote(body)).await
+            }
+            Err(error) => Err(error),
+        };
         self.finish(&ctx, "Rollouts/Promote", started, result, |rollout| convert::rollout(&rollout))
     }
 
@@ -265,7 +289,10 @@ impl proto::rollouts_server::Rollouts for GrpcApi {
     ) -> Reply<Self::WatchRolloutStream> {
         let (started, ctx) = (Instant::now(), self.context(&request, "Rollouts/WatchRollout"));
         let message = request.into_inner();
-        let result = self.ops.watch_rollout(&ctx, &message.namespace, &message.id).await;
+        let result = match convert::rollout_scope(&message.namespace, &message.sidecar_set) {
+            Ok(scope) => self.ops.watch_rollout(&ctx, &scope, &message.id).await.map(|stream| stream.boxed()),
+            Err(error) => Err(error),
+        };
         let correlation_id = ctx.correlation_id.clone();
         self.finish(&ctx, "Rollouts/WatchRollout", started, result, move |stream| {
             let items = stream.map(move |item| match item {
@@ -286,7 +313,10 @@ impl GrpcApi {
     ) -> Reply<proto::Rollout> {
         let (started, ctx) = (Instant::now(), self.context(&request, method));
         let message = request.into_inner();
-        let result = self.ops.act_on_rollout(&ctx, &message.namespace, &message.id, action).await;
+        let result = match convert::rollout_scope(&message.namespace, &message.sidecar_set) {
+            Ok(scope) => self.ops.act_on_rollout(&ctx, &scope, &message.id, action).await,
+            Err(error) => Err(error),
+        };
         self.finish(&ctx, method, started, result, |rollout| convert::rollout(&rollout))
     }
 }

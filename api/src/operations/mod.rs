@@ -13,12 +13,14 @@ mod audit;
 mod image_pulls;
 mod recreates;
 mod rollouts;
+mod scope;
 mod tasks;
 
 pub use image_pulls::CreatedImagePull;
 pub use recreates::CreatedRecreate;
 pub use rollouts::{CreatedRollout, RolloutAction, WATCHER_ACTOR};
 pub(crate) use rollouts::{Live, PodCounts};
+pub use scope::RolloutScope;
 pub use tasks::reconcile_tasks;
 
 use std::{sync::Arc, time::Duration};
@@ -254,12 +256,7 @@ impl Operations {
         action: Action,
         namespace: Option<&str>,
     ) -> Result<Arc<Principal>, ApiError> {
-        let principal = match &ctx.identity {
-            Identity::Anonymous(reason) => {
-                return self.refuse(ctx, draft, ApiError::Unauthenticated(reason.message().into())).await;
-            }
-            Identity::Principal(principal) => principal.clone(),
-        };
+        let principal = self.authenticated(ctx, draft).await?;
         let allowed = match namespace {
             Some(namespace) => principal.may(action, namespace),
             None => principal.actions.allows(&action),
@@ -276,6 +273,16 @@ impl Operations {
             return self.refuse(ctx, draft, ApiError::Forbidden(message)).await;
         }
         Ok(principal)
+    }
+
+    /// The principal of an authenticated request; a 401 is recorded and returned otherwise.
+    async fn authenticated(&self, ctx: &RequestContext, draft: &Draft) -> Result<Arc<Principal>, ApiError> {
+        match &ctx.identity {
+            Identity::Anonymous(reason) => {
+                self.refuse(ctx, draft, ApiError::Unauthenticated(reason.message().into())).await
+            }
+            Identity::Principal(principal) => Ok(principal.clone()),
+        }
     }
 
     /// Records a refused request (one final record) and returns its error — or 503 when the

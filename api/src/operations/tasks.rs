@@ -45,6 +45,7 @@ fn workload_resource(kind: WorkloadKind) -> ApiResource {
         WorkloadKind::CloneSet => ("CloneSet", "clonesets"),
         WorkloadKind::StatefulSet => ("StatefulSet", "statefulsets"),
         WorkloadKind::DaemonSet => ("DaemonSet", "daemonsets"),
+        WorkloadKind::SidecarSet => ("SidecarSet", "sidecarsets"),
     };
     ApiResource {
         group: "apps.kruise.io".into(),
@@ -55,8 +56,19 @@ fn workload_resource(kind: WorkloadKind) -> ApiResource {
     }
 }
 
-/// Checks a workload reference's name, naming `workload.name`.
+/// Checks a workload reference: a kind with pods of its own in the namespace (not a
+/// cluster-scoped SidecarSet, whose pods are other workloads'), naming `workload.kind`, and its
+/// name, naming `workload.name`.
 pub(super) fn check_workload_ref(workload: &WorkloadRef, errors: &mut Vec<FieldError>) {
+    if workload.kind.is_cluster_scoped() {
+        errors.push(FieldError::new(
+            "workload.kind",
+            format!(
+                "a {} is cluster-scoped and owns no pods: name the workload whose pods it is",
+                workload.kind.as_str()
+            ),
+        ));
+    }
     let problems = kruise_crds::validation::meta::dns1123_subdomain_problems(&workload.name);
     if !problems.is_empty() {
         errors.push(FieldError::new("workload.name", problems.join("; ")));
@@ -114,6 +126,11 @@ impl Operations {
         namespace: &str,
         reference: &WorkloadRef,
     ) -> Result<Option<Workload>, ApiError> {
+        if reference.kind.is_cluster_scoped() {
+            let mut errors = Vec::new();
+            check_workload_ref(reference, &mut errors);
+            return Err(ApiError::Validation(errors));
+        }
         let resource = workload_resource(reference.kind);
         let api: Api<DynamicObject> = Api::namespaced_with(self.client().clone(), namespace, &resource);
         let Some(object) =

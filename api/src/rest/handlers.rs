@@ -22,16 +22,16 @@ use crate::{
         AuditList, AuditListParams, Health, ImagePull, ImagePullRequest, PromoteRequest, Recreate,
         RecreateRequest, Rollout, RolloutList, RolloutListParams, RolloutRequest,
     },
-    operations::{Input, RequestContext, RolloutAction},
+    operations::{CreatedRollout, Input, RequestContext, RolloutAction, RolloutScope},
 };
 
 /// The problem response for an error, naming the request path and correlation id.
-fn fail(ctx: &RequestContext, error: ApiError) -> Response {
+pub(super) fn fail(ctx: &RequestContext, error: ApiError) -> Response {
     let path = ctx.request.get("path").and_then(Value::as_str).map(str::to_string);
     error.problem(path, Some(ctx.correlation_id.clone())).into_response()
 }
 
-fn body_input<T>(body: Result<Bytes, BytesRejection>) -> Input<T> {
+pub(super) fn body_input<T>(body: Result<Bytes, BytesRejection>) -> Input<T> {
     match body {
         Ok(bytes) => Input::Json(bytes),
         Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => Input::Unreadable(
@@ -41,19 +41,41 @@ fn body_input<T>(body: Result<Bytes, BytesRejection>) -> Input<T> {
     }
 }
 
-fn query<T: Default>(query: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+pub(super) fn query<T: Default>(query: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
     query.map(|Query(params)| params).map_err(|rejection| {
         ApiError::field("query", format!("the query string cannot be read: {}", rejection.body_text()))
     })
 }
 
-fn accepted(rollout: &Rollout) -> Response {
-    let mut response = (StatusCode::ACCEPTED, Json(rollout)).into_response();
-    let location = format!("/v1/namespaces/{}/rollouts/{}", rollout.namespace, rollout.id);
-    if let Ok(value) = HeaderValue::from_str(&location) {
-        response.headers_mut().insert(header::LOCATION, value);
+/// A 202 with the rollout and its `Location` (where it is read and steered).
+pub(super) fn accepted(rollout: &Rollout) -> Response {
+    accepted_at(rollout, rollout.location(), false)
+}
+
+/// The answer to a rollout create: 202, `Location`, and `Idempotent-Replayed` for a replay.
+pub(super) fn created(result: Result<CreatedRollout, ApiError>, ctx: &RequestContext) -> Response {
+    match result {
+        Ok(created) => accepted_at(&created.rollout, created.rollout.location(), created.replayed),
+        Err(error) => fail(ctx, error),
     }
-    response
+}
+
+/// A rollout's server-sent events: `rollout` events, or an `error` event with a problem.
+pub(super) fn event_stream(
+    ctx: &RequestContext,
+    stream: impl futures::Stream<Item = Result<Rollout, ApiError>> + Send + 'static,
+) -> Response {
+    let correlation_id = ctx.correlation_id.clone();
+    let events = stream.map(move |item| {
+        let event = match item {
+            Ok(rollout) => Event::default().event("rollout").json_data(&rollout),
+            Err(error) => {
+                Event::default().event("error").json_data(error.problem(None, Some(correlation_id.clone())))
+            }
+        };
+        Ok::<Event, Infallible>(event.unwrap_or_else(|_| Event::default().event("error").data("{}")))
+    });
+    Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response()
 }
 
 /// Start a rollout.
@@ -93,18 +115,9 @@ pub async fn create_rollout(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let key = headers.get("idempotency-key").map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let key = idempotency_key(&headers);
     let input: Input<RolloutRequest> = body_input(body);
-    match state.ops.create_rollout(&ctx, &namespace, key.as_deref(), input).await {
-        Ok(created) => {
-            let mut response = accepted(&created.rollout);
-            if created.replayed {
-                response.headers_mut().insert("idempotent-replayed", HeaderValue::from_static("true"));
-            }
-            response
-        }
-        Err(error) => fail(&ctx, error),
-    }
+    created(state.ops.create_rollout(&ctx, &namespace, key.as_deref(), input).await, &ctx)
 }
 
 /// List rollouts.
@@ -136,7 +149,7 @@ pub async fn list_rollouts(
         Ok(params) => params,
         Err(error) => return fail(&ctx, error),
     };
-    match state.ops.list_rollouts(&ctx, &namespace, &params).await {
+    match state.ops.list_rollouts(&ctx, &RolloutScope::Namespace(&namespace), &params).await {
         Ok(list) => Json(list).into_response(),
         Err(error) => fail(&ctx, error),
     }
@@ -168,20 +181,20 @@ pub async fn get_rollout(
     Extension(ctx): Extension<RequestContext>,
     Path((namespace, id)): Path<(String, String)>,
 ) -> Response {
-    match state.ops.get_rollout(&ctx, &namespace, &id).await {
+    match state.ops.get_rollout(&ctx, &RolloutScope::Namespace(&namespace), &id).await {
         Ok(rollout) => Json(rollout).into_response(),
         Err(error) => fail(&ctx, error),
     }
 }
 
-async fn act(
+pub(super) async fn act(
     state: AppState,
     ctx: RequestContext,
-    namespace: String,
+    scope: RolloutScope<'_>,
     id: String,
     action: RolloutAction,
 ) -> Response {
-    match state.ops.act_on_rollout(&ctx, &namespace, &id, action).await {
+    match state.ops.act_on_rollout(&ctx, &scope, &id, action).await {
         Ok(rollout) => accepted(&rollout),
         Err(error) => fail(&ctx, error),
     }
@@ -212,7 +225,7 @@ pub async fn pause_rollout(
     Extension(ctx): Extension<RequestContext>,
     Path((namespace, id)): Path<(String, String)>,
 ) -> Response {
-    act(state, ctx, namespace, id, RolloutAction::Pause).await
+    act(state, ctx, RolloutScope::Namespace(&namespace), id, RolloutAction::Pause).await
 }
 
 /// Resume a paused rollout.
@@ -241,7 +254,7 @@ pub async fn resume_rollout(
     Extension(ctx): Extension<RequestContext>,
     Path((namespace, id)): Path<(String, String)>,
 ) -> Response {
-    act(state, ctx, namespace, id, RolloutAction::Resume).await
+    act(state, ctx, RolloutScope::Namespace(&namespace), id, RolloutAction::Resume).await
 }
 
 /// Promote a rollout to the next step.
@@ -276,7 +289,7 @@ pub async fn promote_rollout(
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let input: Input<PromoteRequest> = body_input(body);
-    act(state, ctx, namespace, id, RolloutAction::Promote(input)).await
+    act(state, ctx, RolloutScope::Namespace(&namespace), id, RolloutAction::Promote(input)).await
 }
 
 /// Abort a rollout.
@@ -305,7 +318,7 @@ pub async fn abort_rollout(
     Extension(ctx): Extension<RequestContext>,
     Path((namespace, id)): Path<(String, String)>,
 ) -> Response {
-    act(state, ctx, namespace, id, RolloutAction::Abort).await
+    act(state, ctx, RolloutScope::Namespace(&namespace), id, RolloutAction::Abort).await
 }
 
 /// Follow a rollout.
@@ -333,21 +346,10 @@ pub async fn rollout_events(
     Extension(ctx): Extension<RequestContext>,
     Path((namespace, id)): Path<(String, String)>,
 ) -> Response {
-    let stream = match state.ops.watch_rollout(&ctx, &namespace, &id).await {
-        Ok(stream) => stream,
-        Err(error) => return fail(&ctx, error),
-    };
-    let correlation_id = ctx.correlation_id.clone();
-    let events = stream.map(move |item| {
-        let event = match item {
-            Ok(rollout) => Event::default().event("rollout").json_data(&rollout),
-            Err(error) => {
-                Event::default().event("error").json_data(error.problem(None, Some(correlation_id.clone())))
-            }
-        };
-        Ok::<Event, Infallible>(event.unwrap_or_else(|_| Event::default().event("error").data("{}")))
-    });
-    Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response()
+    match state.ops.watch_rollout(&ctx, &RolloutScope::Namespace(&namespace), &id).await {
+        Ok(stream) => event_stream(&ctx, stream),
+        Err(error) => fail(&ctx, error),
+    }
 }
 
 /// Query the audit history.
@@ -387,7 +389,7 @@ pub async fn list_audit(
 }
 
 /// A 202 with the body, its `Location`, and `Idempotent-Replayed: true` for a replay.
-fn accepted_at<T: serde::Serialize>(body: &T, location: String, replayed: bool) -> Response {
+pub(super) fn accepted_at<T: serde::Serialize>(body: &T, location: String, replayed: bool) -> Response {
     let mut response = (StatusCode::ACCEPTED, Json(body)).into_response();
     if let Ok(value) = HeaderValue::from_str(&location) {
         response.headers_mut().insert(header::LOCATION, value);
@@ -398,7 +400,8 @@ fn accepted_at<T: serde::Serialize>(body: &T, location: String, replayed: bool) 
     response
 }
 
-fn idempotency_key(headers: &HeaderMap) -> Option<String> {
+/// The `Idempotency-Key` header, if sent.
+pub(super) fn idempotency_key(headers: &HeaderMap) -> Option<String> {
     headers.get("idempotency-key").map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
 }
 

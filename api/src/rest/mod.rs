@@ -4,6 +4,7 @@
 //! one [`Operations`] method and render its result.
 
 mod handlers;
+mod sidecarsets;
 
 use std::{sync::Arc, time::Instant};
 
@@ -66,6 +67,14 @@ history (the same operations are served over gRPC, package kruise.api.v1). Every
         handlers::promote_rollout,
         handlers::abort_rollout,
         handlers::rollout_events,
+        sidecarsets::create_sidecarset_rollout,
+        sidecarsets::list_sidecarset_rollouts,
+        sidecarsets::get_sidecarset_rollout,
+        sidecarsets::pause_sidecarset_rollout,
+        sidecarsets::resume_sidecarset_rollout,
+        sidecarsets::promote_sidecarset_rollout,
+        sidecarsets::abort_sidecarset_rollout,
+        sidecarsets::sidecarset_rollout_events,
         handlers::create_image_pull,
         handlers::get_image_pull,
         handlers::create_recreate,
@@ -79,6 +88,7 @@ history (the same operations are served over gRPC, package kruise.api.v1). Every
         crate::error::Problem,
         crate::error::FieldError,
         crate::model::RolloutRequest,
+        crate::model::SidecarSetRolloutRequest,
         crate::model::Rollout,
         crate::model::RolloutList,
         crate::model::PromoteRequest,
@@ -92,7 +102,7 @@ history (the same operations are served over gRPC, package kruise.api.v1). Every
     )),
     modifiers(&BearerAuth, &RolloutEventStream),
     tags(
-        (name = "rollouts", description = "Roll a workload to new images or resources; follow, pause, resume, promote, abort."),
+        (name = "rollouts", description = "Roll a workload to new images or resources, or a SidecarSet's sidecars to new images; follow, pause, resume, promote, abort."),
         (name = "image-pulls", description = "Pull images on nodes ahead of a rollout; follow the per-node results."),
         (name = "recreates", description = "Restart containers of a pod, or of a workload's pods batch by batch; follow the per-pod results."),
         (name = "audit", description = "Who asked for what, when, and how it ended."),
@@ -147,16 +157,21 @@ impl Modify for RolloutEventStream {
             .property("data", data)
             .required("event")
             .required("data");
-        let response = openapi
-            .paths
-            .paths
-            .get_mut("/v1/namespaces/{namespace}/rollouts/{id}/events")
-            .and_then(|item| item.get.as_mut())
-            .and_then(|operation| operation.responses.responses.get_mut("200"));
-        if let Some(RefOr::T(response)) = response
-            && let Some(RefOr::T(content)) = response.content.get_mut("text/event-stream")
+        let event = Schema::Object(event.build());
+        for path in
+            ["/v1/namespaces/{namespace}/rollouts/{id}/events", "/v1/sidecarsets/{name}/rollouts/{id}/events"]
         {
-            content.schema = Some(RefOr::T(Schema::Object(event.build())));
+            let response = openapi
+                .paths
+                .paths
+                .get_mut(path)
+                .and_then(|item| item.get.as_mut())
+                .and_then(|operation| operation.responses.responses.get_mut("200"));
+            if let Some(RefOr::T(response)) = response
+                && let Some(RefOr::T(content)) = response.content.get_mut("text/event-stream")
+            {
+                content.schema = Some(RefOr::T(event.clone()));
+            }
         }
     }
 }
@@ -181,6 +196,16 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/namespaces/{namespace}/rollouts/{id}/promote", post(handlers::promote_rollout))
         .route("/v1/namespaces/{namespace}/rollouts/{id}/abort", post(handlers::abort_rollout))
         .route("/v1/namespaces/{namespace}/rollouts/{id}/events", get(handlers::rollout_events))
+        .route(
+            "/v1/sidecarsets/{name}/rollouts",
+            post(sidecarsets::create_sidecarset_rollout).get(sidecarsets::list_sidecarset_rollouts),
+        )
+        .route("/v1/sidecarsets/{name}/rollouts/{id}", get(sidecarsets::get_sidecarset_rollout))
+        .route("/v1/sidecarsets/{name}/rollouts/{id}/pause", post(sidecarsets::pause_sidecarset_rollout))
+        .route("/v1/sidecarsets/{name}/rollouts/{id}/resume", post(sidecarsets::resume_sidecarset_rollout))
+        .route("/v1/sidecarsets/{name}/rollouts/{id}/promote", post(sidecarsets::promote_sidecarset_rollout))
+        .route("/v1/sidecarsets/{name}/rollouts/{id}/abort", post(sidecarsets::abort_sidecarset_rollout))
+        .route("/v1/sidecarsets/{name}/rollouts/{id}/events", get(sidecarsets::sidecarset_rollout_events))
         .route("/v1/namespaces/{namespace}/image-pulls", post(handlers::create_image_pull))
         .route("/v1/namespaces/{namespace}/image-pulls/{id}", get(handlers::get_image_pull))
         .route("/v1/namespaces/{namespace}/recreates", post(handlers::create_recreate))

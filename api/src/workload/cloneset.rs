@@ -11,7 +11,7 @@ use kruise_crds::{
     validation::validate_cloneset_v1beta1,
 };
 
-use super::{RolloutTarget, StatusView, condition};
+use super::{PodTemplateWorkload, RolloutTarget, StatusView, condition};
 use crate::model::{PodUpdatePolicy, WorkloadKind};
 
 /// The desired replicas (CloneSet default 1).
@@ -22,23 +22,11 @@ pub fn replicas(set: &CloneSet) -> i32 {
 impl RolloutTarget for CloneSet {
     const KIND: WorkloadKind = WorkloadKind::CloneSet;
 
-    spec_accessors!(
-        default: |set: &mut CloneSet| kruise_crds::defaults::default_cloneset_v1beta1(set, true),
-        validate: validate_cloneset_v1beta1
-    );
-    pod_update_policy_accessors!();
+    template_target_accessors!();
+    rolling_update_pause_accessors!();
 
     fn desired(&self) -> i32 {
         replicas(self)
-    }
-
-    fn strategy_problem(&self) -> Option<String> {
-        None
-    }
-
-    fn set_max_surge(&mut self, value: IntOrString) -> Result<(), String> {
-        self.spec.update_strategy.rolling_update.get_or_insert_with(Default::default).max_surge = Some(value);
-        Ok(())
     }
 
     fn partition(&self) -> Option<IntOrString> {
@@ -69,6 +57,23 @@ impl RolloutTarget for CloneSet {
             })
             .collect();
         replica_status_view!(status, conditions)
+    }
+}
+
+impl PodTemplateWorkload for CloneSet {
+    spec_accessors!(
+        default: |set: &mut CloneSet| kruise_crds::defaults::default_cloneset_v1beta1(set, true),
+        validate: validate_cloneset_v1beta1
+    );
+    pod_update_policy_accessors!();
+
+    fn strategy_problem(&self) -> Option<String> {
+        None
+    }
+
+    fn set_max_surge(&mut self, value: IntOrString) -> Result<(), String> {
+        self.spec.update_strategy.rolling_update.get_or_insert_with(Default::default).max_surge = Some(value);
+        Ok(())
     }
 }
 

@@ -19,7 +19,7 @@ use kruise_crds::{
 };
 use kube::ResourceExt;
 
-use super::{RolloutTarget, StatusView};
+use super::{PodTemplateWorkload, RolloutTarget, StatusView};
 use crate::model::{PodUpdatePolicy, WorkloadKind};
 
 fn rolling(set: &mut DaemonSet) -> &mut RollingUpdateDaemonSet {
@@ -29,38 +29,10 @@ fn rolling(set: &mut DaemonSet) -> &mut RollingUpdateDaemonSet {
 impl RolloutTarget for DaemonSet {
     const KIND: WorkloadKind = WorkloadKind::DaemonSet;
 
-    spec_accessors!(default: kruise_crds::defaults::default_daemonset_v1beta1, validate: validate_daemonset_v1beta1);
+    template_target_accessors!();
 
     fn desired(&self) -> i32 {
         self.status.as_ref().map_or(0, |s| s.desired_number_scheduled)
-    }
-
-    fn strategy_problem(&self) -> Option<String> {
-        (self.spec.update_strategy.type_ == DaemonSetUpdateStrategyType::OnDelete).then(|| {
-            "its update strategy is OnDelete: pods change only when deleted, so a rollout cannot drive them".into()
-        })
-    }
-
-    fn set_pod_update_policy(&mut self, policy: PodUpdatePolicy) -> Result<(), String> {
-        rolling(self).type_ = match policy {
-            PodUpdatePolicy::InPlaceIfPossible => DaemonSetRollingUpdateType::InPlaceIfPossible,
-            PodUpdatePolicy::ReCreate => DaemonSetRollingUpdateType::Standard,
-            PodUpdatePolicy::InPlaceOnly => {
-                return Err(
-                    "a DaemonSet has no in-place-only update: use InPlaceIfPossible or ReCreate".into()
-                );
-            }
-        };
-        Ok(())
-    }
-
-    fn set_max_unavailable(&mut self, value: IntOrString) {
-        rolling(self).max_unavailable = Some(value);
-    }
-
-    fn set_max_surge(&mut self, value: IntOrString) -> Result<(), String> {
-        rolling(self).max_surge = Some(value);
-        Ok(())
     }
 
     fn partition(&self) -> Option<IntOrString> {
@@ -101,6 +73,38 @@ impl RolloutTarget for DaemonSet {
             label_selector: None,
             update_revision: status.update_revision,
         }
+    }
+}
+
+impl PodTemplateWorkload for DaemonSet {
+    spec_accessors!(default: kruise_crds::defaults::default_daemonset_v1beta1, validate: validate_daemonset_v1beta1);
+
+    fn strategy_problem(&self) -> Option<String> {
+        (self.spec.update_strategy.type_ == DaemonSetUpdateStrategyType::OnDelete).then(|| {
+            "its update strategy is OnDelete: pods change only when deleted, so a rollout cannot drive them".into()
+        })
+    }
+
+    fn set_pod_update_policy(&mut self, policy: PodUpdatePolicy) -> Result<(), String> {
+        rolling(self).type_ = match policy {
+            PodUpdatePolicy::InPlaceIfPossible => DaemonSetRollingUpdateType::InPlaceIfPossible,
+            PodUpdatePolicy::ReCreate => DaemonSetRollingUpdateType::Standard,
+            PodUpdatePolicy::InPlaceOnly => {
+                return Err(
+                    "a DaemonSet has no in-place-only update: use InPlaceIfPossible or ReCreate".into()
+                );
+            }
+        };
+        Ok(())
+    }
+
+    fn set_max_unavailable(&mut self, value: IntOrString) {
+        rolling(self).max_unavailable = Some(value);
+    }
+
+    fn set_max_surge(&mut self, value: IntOrString) -> Result<(), String> {
+        rolling(self).max_surge = Some(value);
+        Ok(())
     }
 
     /// The controller names a revision `<daemonset>-<hash>` and reports only the hash.

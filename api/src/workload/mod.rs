@@ -1,19 +1,24 @@
-//! Rollouts on each workload kind, as pure functions over the workload object: a request
-//! applied to the current object (with every problem named by its request field), the changes
-//! pause/resume/promote/abort make, and the rollout state derived from the workload's status.
+//! Rollouts on each target kind, as pure functions over the target object: a request applied to
+//! the current object (with every problem named by its request field), the changes
+//! pause/resume/promote/abort make, and the rollout state derived from the object's status.
 //! I/O is the caller's.
 //!
-//! CloneSet, Advanced StatefulSet and Advanced DaemonSet share one model — a partitioned rolling
-//! update that keeps some pods at the previous revision until promoted — so the logic lives here,
-//! generic over [`RolloutTarget`], and each kind's module only says where its fields are.
+//! CloneSet, Advanced StatefulSet, Advanced DaemonSet and SidecarSet share one model — a
+//! partitioned rolling update that keeps some pods at the previous revision until promoted — so
+//! the state, progress, pause and promote logic lives here, generic over [`RolloutTarget`], and
+//! each kind's module only says where its fields are. The three workloads also share how a
+//! request changes their pod template ([`template`], over [`PodTemplateWorkload`]); a SidecarSet
+//! has no template (its sidecar containers are upgraded in place in the pods it injected), so it
+//! says how a request changes it itself ([`sidecarset`]).
 //!
-//! A rollout is identified with the revision it moves pods to (`status.updateRevision` once the
-//! controller observed the change): pause, resume and promote change the generation but not the
-//! revision, while any other template change (a newer rollout, `kubectl patch`) supersedes it.
+//! A rollout is identified with the revision it moves pods to (`status.updateRevision`, or a
+//! SidecarSet's `status.latestRevision`, once the controller observed the change): pause, resume
+//! and promote change the generation but not the revision, while any other change of what the
+//! pods run (a newer rollout, `kubectl patch`) supersedes it.
 
-/// The [`RolloutTarget`] methods every kind implements alike: the template and selector under
-/// `spec`, and the webhook's problems after `$default` applied the defaults, as `$validate`
-/// finds them.
+/// The [`PodTemplateWorkload`] methods every workload implements alike: the template and
+/// selector under `spec`, and the webhook's problems after `$default` applied the defaults, as
+/// `$validate` finds them.
 macro_rules! spec_accessors {
     (default: $default:expr, validate: $validate:path) => {
         fn template(&self) -> &PodTemplateSpec {
@@ -29,22 +34,47 @@ macro_rules! spec_accessors {
         }
 
         fn validation_problems(&self, old: Option<&Self>) -> Vec<(String, String)> {
-            let defaulted = |workload: &Self| {
-                let mut workload = workload.clone();
-                ($default)(&mut workload);
-                workload
-            };
-            let old = old.map(defaulted);
-            $validate(&defaulted(self), old.as_ref())
-                .iter()
-                .map(|error| (error.path.as_str().to_string(), error.message()))
-                .collect()
+            $crate::workload::defaulted_problems(self, old, $default, $validate)
         }
     };
 }
 
-/// The [`RolloutTarget`] methods of the kinds whose `rollingUpdate` has CloneSet's
-/// `podUpdatePolicy`, `maxUnavailable` and `paused` (CloneSet, Advanced StatefulSet).
+/// The [`RolloutTarget`] methods a [`PodTemplateWorkload`] gets from its template: a namespaced
+/// API, the request written into the template, the rollback to a revision's template, and its
+/// pods found by its selector.
+macro_rules! template_target_accessors {
+    () => {
+        fn api(client: kube::Client, namespace: &str) -> kube::Api<Self> {
+            kube::Api::namespaced(client, namespace)
+        }
+
+        fn apply(
+            &self,
+            request: &$crate::model::RolloutRequest,
+        ) -> Result<Self, Vec<$crate::error::FieldError>> {
+            $crate::workload::template::apply_request(self, request)
+        }
+
+        fn rolled_back(&self, revision: &k8s_openapi::api::apps::v1::ControllerRevision) -> Option<Self> {
+            $crate::workload::template::revision_template(revision)
+                .map(|template| $crate::workload::template::rolled_back(self, template))
+        }
+
+        fn revision_home(&self, revision: &str) -> $crate::workload::RevisionHome {
+            $crate::workload::RevisionHome::Named {
+                namespace: kube::ResourceExt::namespace(self).unwrap_or_default(),
+                names: $crate::workload::PodTemplateWorkload::revision_object_names(self, revision),
+            }
+        }
+
+        fn pod_scope(&self) -> Option<$crate::workload::PodScope> {
+            Some($crate::workload::template::pod_scope(self))
+        }
+    };
+}
+
+/// The [`PodTemplateWorkload`] methods of the kinds whose `rollingUpdate` has CloneSet's
+/// `podUpdatePolicy` and `maxUnavailable` (CloneSet, Advanced StatefulSet).
 macro_rules! pod_update_policy_accessors {
     () => {
         fn set_pod_update_policy(&mut self, policy: PodUpdatePolicy) -> Result<(), String> {
@@ -57,7 +87,13 @@ macro_rules! pod_update_policy_accessors {
             self.spec.update_strategy.rolling_update.get_or_insert_with(Default::default).max_unavailable =
                 Some(value);
         }
+    };
+}
 
+/// The [`RolloutTarget`] pause methods of the kinds whose `rollingUpdate` has CloneSet's
+/// `paused` (CloneSet, Advanced StatefulSet).
+macro_rules! rolling_update_pause_accessors {
+    () => {
         fn paused(&self) -> bool {
             self.spec.update_strategy.rolling_update.as_ref().is_some_and(|r| r.paused)
         }
@@ -107,30 +143,29 @@ macro_rules! apps_v1_conditions {
 
 pub mod cloneset;
 pub mod daemonset;
+pub mod sidecarset;
 pub mod statefulset;
+pub mod template;
 
-use std::{
-    collections::{BTreeMap, HashSet},
-    fmt::Debug,
-};
+use std::{collections::HashSet, fmt::Debug};
 
 use chrono::{DateTime, Utc};
 use k8s_openapi::{
-    NamespaceResourceScope,
-    api::core::v1::{Container, Pod, PodSpec, PodTemplateSpec, ResourceRequirements},
-    apimachinery::pkg::{api::resource::Quantity, apis::meta::v1::LabelSelector, util::intstr::IntOrString},
+    api::{apps::v1::ControllerRevision, core::v1::Pod},
+    apimachinery::pkg::{apis::meta::v1::LabelSelector, util::intstr::IntOrString},
 };
 use kruise_crds::{
     common::{IN_PLACE_UPDATE_STATE_KEY, InPlaceUpdateState, well_known::CONTROLLER_REVISION_HASH},
+    field::ErrorList,
     intstr::{IntOrPercent as ParsedIntOrPercent, parse_int_or_percent},
-    validation::parse_image_reference,
 };
-use kube::ResourceExt;
 use serde::{Serialize, de::DeserializeOwned};
+
+pub use template::{PodTemplateWorkload, apply_request, pod_selector, revision_template, rolled_back};
 
 use crate::{
     error::FieldError,
-    model::{IntOrPercent, PodUpdatePolicy, Progress, RolloutRequest, WorkloadCondition, WorkloadKind},
+    model::{IntOrPercent, Progress, RolloutRequest, WorkloadCondition, WorkloadKind},
     store::RolloutState,
 };
 
@@ -160,36 +195,68 @@ pub struct StatusView {
     pub label_selector: Option<String>,
 }
 
-/// A workload kind a rollout can drive: where its template, strategy and status are. The
-/// rollout logic itself is the generic functions of this module.
+/// Where the ControllerRevisions of a target are, to find the one a rollout replaced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RevisionHome {
+    /// In the target's namespace, under one of these names (the kinds name them differently).
+    Named {
+        /// The namespace.
+        namespace: String,
+        /// The candidate names, in order.
+        names: Vec<String>,
+    },
+    /// In whatever namespace the Kruise manager runs in (a cluster-scoped target's, which the
+    /// API is not told): found by label, and only when owned by the target.
+    Labelled {
+        /// The label selector of the target's revisions.
+        selector: String,
+        /// The revision's name.
+        name: String,
+        /// The uid the revision's owner reference must carry.
+        owner_uid: String,
+    },
+}
+
+/// Where a target's pods are, to count how each was updated and to pre-pull images for them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PodScope {
+    /// Their namespace.
+    pub namespace: String,
+    /// Their label selector, as a list selector.
+    pub list_selector: String,
+    /// Their label selector, as an object (an ImagePullJob's `podSelector`).
+    pub selector: LabelSelector,
+    /// The uid their owner reference carries.
+    pub owner_uid: String,
+}
+
+/// A kind a rollout can drive: where its partition, pause and status are, and how a request,
+/// an abort and the pod counts reach it. The rollout logic itself is the generic functions of
+/// this module; the operations reach any kind through these methods only, so a cluster-scoped
+/// SidecarSet goes through the same create, act and watch paths as the namespaced workloads.
 pub trait RolloutTarget:
-    kube::Resource<DynamicType = (), Scope = NamespaceResourceScope>
-    + Clone
-    + Debug
-    + Serialize
-    + DeserializeOwned
-    + Send
-    + Sync
-    + 'static
+    kube::Resource<DynamicType = ()> + Clone + Debug + Serialize + DeserializeOwned + Send + Sync + 'static
 {
     /// The kind, as requests name it.
     const KIND: WorkloadKind;
 
-    /// The pod template.
-    fn template(&self) -> &PodTemplateSpec;
-    /// The pod template, to change it.
-    fn template_mut(&mut self) -> &mut PodTemplateSpec;
-    /// The pods a finished rollout has at the new revision: the replicas, or for a DaemonSet
-    /// the nodes that should run a pod.
+    /// The API of this kind where a target named in `namespace` lives (a cluster-scoped kind
+    /// ignores the namespace). Building it does no I/O.
+    fn api(client: kube::Client, namespace: &str) -> kube::Api<Self>;
+    /// The object a rollout request asks for, from the current one; every problem is named by
+    /// the request field it comes from. Nothing is written.
+    fn apply(&self, request: &RolloutRequest) -> Result<Self, Vec<FieldError>>;
+    /// The object rolled back to what `revision` recorded, for every pod and unpaused (`None`:
+    /// the revision holds nothing to go back to).
+    fn rolled_back(&self, revision: &ControllerRevision) -> Option<Self>;
+    /// Where the ControllerRevision named `revision` is.
+    fn revision_home(&self, revision: &str) -> RevisionHome;
+    /// Where the pods are, for per-pod counts and pre-pulls (`None`: the kind's pods are not
+    /// its own, so neither applies).
+    fn pod_scope(&self) -> Option<PodScope>;
+    /// The pods a finished rollout has at the new revision: the replicas, for a DaemonSet the
+    /// nodes that should run a pod, for a SidecarSet the pods it matched.
     fn desired(&self) -> i32;
-    /// Why the workload's update strategy cannot be driven by a rollout (OnDelete), if so.
-    fn strategy_problem(&self) -> Option<String>;
-    /// Sets how pods are updated; `Err` when the kind has no such policy.
-    fn set_pod_update_policy(&mut self, policy: PodUpdatePolicy) -> Result<(), String>;
-    /// Sets `maxUnavailable` (already checked to be a count or percentage).
-    fn set_max_unavailable(&mut self, value: IntOrString);
-    /// Sets `maxSurge`; `Err` when the kind has none.
-    fn set_max_surge(&mut self, value: IntOrString) -> Result<(), String>;
     /// The partition as written in the spec.
     fn partition(&self) -> Option<IntOrString>;
     /// Sets the partition (already checked to be in range; `None`: every pod).
@@ -200,17 +267,38 @@ pub trait RolloutTarget:
     fn paused(&self) -> bool;
     /// Pauses or resumes the update.
     fn set_paused(&mut self, paused: bool);
-    /// The problems the admission webhook finds (after defaulting), as `(field path, message)`;
-    /// with `old`, the rules of an update too.
-    fn validation_problems(&self, old: Option<&Self>) -> Vec<(String, String)>;
     /// What the status says.
     fn status_view(&self) -> StatusView;
-    /// The label selector of the pods.
-    fn selector(&self) -> Option<&LabelSelector>;
-    /// The ControllerRevision names that may hold `revision` (the kinds name them differently).
-    fn revision_object_names(&self, revision: &str) -> Vec<String> {
-        vec![revision.to_string()]
-    }
+}
+
+/// The admission webhook's problems with `object` (and, with `old`, the rules of an update),
+/// both defaulted by `default` first as the webhook does, as `(field path, message)`.
+pub(crate) fn defaulted_problems<T: Clone>(
+    object: &T,
+    old: Option<&T>,
+    default: impl Fn(&mut T),
+    validate: impl Fn(&T, Option<&T>) -> ErrorList,
+) -> Vec<(String, String)> {
+    let defaulted = |value: &T| {
+        let mut value = value.clone();
+        default(&mut value);
+        value
+    };
+    let old = old.map(defaulted);
+    validate(&defaulted(object), old.as_ref())
+        .iter()
+        .map(|error| (error.path.as_str().to_string(), error.message()))
+        .collect()
+}
+
+/// The problems in `after` that are not in `before`: what a change introduced, so that a
+/// problem the object already had is not blamed on the request.
+pub(crate) fn new_problems(
+    before: Vec<(String, String)>,
+    after: Vec<(String, String)>,
+) -> Vec<(String, String)> {
+    let before: HashSet<(String, String)> = before.into_iter().collect();
+    after.into_iter().filter(|problem| !before.contains(problem)).collect()
 }
 
 /// A Kubernetes timestamp as a chrono time (microsecond precision, as the store keeps).
@@ -235,143 +323,6 @@ pub(crate) fn condition(
     }
 }
 
-/// The workload a rollout request asks for, from the current one; every problem is named by
-/// the request field it comes from. Nothing is written.
-pub fn apply_request<W: RolloutTarget>(current: &W, request: &RolloutRequest) -> Result<W, Vec<FieldError>> {
-    let mut errors = Vec::new();
-    let mut next = current.clone();
-    let name = current.name_any();
-    let kind = W::KIND.as_str();
-    if let Some(problem) = current.strategy_problem() {
-        errors.push(FieldError::new("workload.name", format!("{kind} {name}: {problem}")));
-    }
-    if request.images.is_empty() && request.resources.is_empty() {
-        errors.push(FieldError::new(
-            "images",
-            "a rollout changes at least one image or one container's resources",
-        ));
-    }
-    match next.template_mut().spec.as_mut() {
-        None => errors.push(FieldError::new("workload.name", format!("{kind} {name} has no pod template"))),
-        Some(pod) => apply_containers(pod, request, &format!("{kind} {name}"), &mut errors),
-    }
-
-    let strategy = &request.strategy;
-    if let Some(policy) = strategy.pod_update_policy
-        && let Err(message) = next.set_pod_update_policy(policy)
-    {
-        errors.push(FieldError::new("strategy.podUpdatePolicy", message));
-    }
-    match &strategy.partition {
-        None => next.set_partition(None),
-        Some(partition) => match check_partition(partition, current.desired()) {
-            Ok(value) => next.set_partition(Some(value)),
-            Err(message) => errors.push(FieldError::new("strategy.partition", message)),
-        },
-    }
-    if let Some(value) = &strategy.max_unavailable {
-        match check_int_or_percent(value) {
-            Ok(parsed) => next.set_max_unavailable(parsed),
-            Err(message) => errors.push(FieldError::new("strategy.maxUnavailable", message)),
-        }
-    }
-    if let Some(value) = &strategy.max_surge {
-        match check_int_or_percent(value).and_then(|parsed| next.set_max_surge(parsed)) {
-            Ok(()) => {}
-            Err(message) => errors.push(FieldError::new("strategy.maxSurge", message)),
-        }
-    }
-    next.set_paused(strategy.paused.unwrap_or(false));
-    if let Some(reason) = &request.reason
-        && reason.chars().count() > 1024
-    {
-        errors.push(FieldError::new("reason", "must be at most 1024 characters"));
-    }
-
-    if errors.is_empty() {
-        errors.extend(validate_change(current, &next));
-    }
-    if errors.is_empty() { Ok(next) } else { Err(errors) }
-}
-
-/// Writes the request's images and resources into the pod spec, naming each problem.
-fn apply_containers(
-    pod: &mut PodSpec,
-    request: &RolloutRequest,
-    workload: &str,
-    errors: &mut Vec<FieldError>,
-) {
-    let names: Vec<String> =
-        pod.containers.iter().chain(pod.init_containers.iter().flatten()).map(|c| c.name.clone()).collect();
-    let unknown = |field: &str, container: &str| {
-        FieldError::new(
-            field,
-            format!("{workload} has no container named {container:?} (containers: {})", names.join(", ")),
-        )
-    };
-    for (container, image) in &request.images {
-        let field = format!("images.{container}");
-        if let Err(error) = parse_image_reference(image) {
-            errors.push(FieldError::new(&field, format!("invalid image reference {image:?}: {error}")));
-            continue;
-        }
-        match find_container(pod, container) {
-            Some(target) => target.image = Some(image.clone()),
-            None => errors.push(unknown(&field, container)),
-        }
-    }
-    for (container, resources) in &request.resources {
-        let field = format!("resources.{container}");
-        let requests = parse_quantities(&field, "requests", &resources.requests, errors);
-        let limits = parse_quantities(&field, "limits", &resources.limits, errors);
-        if resources.requests.is_empty() && resources.limits.is_empty() {
-            errors.push(FieldError::new(&field, "set requests or limits"));
-        }
-        match find_container(pod, container) {
-            Some(target) => {
-                let current = target.resources.get_or_insert_with(ResourceRequirements::default);
-                if !requests.is_empty() {
-                    current.requests.get_or_insert_with(BTreeMap::new).extend(requests);
-                }
-                if !limits.is_empty() {
-                    current.limits.get_or_insert_with(BTreeMap::new).extend(limits);
-                }
-            }
-            None => errors.push(unknown(&field, container)),
-        }
-    }
-}
-
-/// Parses `requests` or `limits` of one container; problems are named `<field>.<kind>.<resource>`.
-fn parse_quantities(
-    field: &str,
-    kind: &str,
-    values: &BTreeMap<String, String>,
-    errors: &mut Vec<FieldError>,
-) -> BTreeMap<String, Quantity> {
-    let mut out = BTreeMap::new();
-    for (resource, value) in values {
-        let path = format!("{field}.{kind}.{resource}");
-        match kruise_crds::quantity::Quantity::parse(value) {
-            Ok(quantity) if quantity.is_negative() => {
-                errors.push(FieldError::new(path, format!("{value:?} must not be negative")))
-            }
-            Ok(_) => {
-                out.insert(resource.clone(), Quantity(value.clone()));
-            }
-            Err(error) => errors.push(FieldError::new(path, format!("{value:?} is not a quantity: {error}"))),
-        }
-    }
-    out
-}
-
-fn find_container<'a>(pod: &'a mut PodSpec, name: &str) -> Option<&'a mut Container> {
-    if let Some(index) = pod.containers.iter().position(|c| c.name == name) {
-        return pod.containers.get_mut(index);
-    }
-    pod.init_containers.as_mut()?.iter_mut().find(|c| c.name == name)
-}
-
 /// Checks a partition against the pod count: a count in `[0, desired]` or a percentage in
 /// `[0%, 100%]`.
 pub fn check_partition(value: &IntOrPercent, desired: i32) -> Result<IntOrString, String> {
@@ -388,7 +339,9 @@ pub fn check_partition(value: &IntOrPercent, desired: i32) -> Result<IntOrString
     }
 }
 
-fn check_int_or_percent(value: &IntOrPercent) -> Result<IntOrString, String> {
+/// Checks a count or percentage that has no upper bound (`maxUnavailable`, `maxSurge`): a
+/// count of at least 0 or a percentage in `[0%, 100%]`.
+pub(crate) fn check_int_or_percent(value: &IntOrPercent) -> Result<IntOrString, String> {
     let parsed = value.to_k8s();
     match parse_int_or_percent(&parsed) {
         Ok(ParsedIntOrPercent::Int(count)) if count < 0 => Err(format!("{count} must not be negative")),
@@ -400,67 +353,13 @@ fn check_int_or_percent(value: &IntOrPercent) -> Result<IntOrString, String> {
     }
 }
 
-/// The problems the webhook finds in `next` that it does not find in `current` (so a
-/// pre-existing problem is not blamed on the request), named by request field where one maps.
-fn validate_change<W: RolloutTarget>(current: &W, next: &W) -> Vec<FieldError> {
-    let before: HashSet<(String, String)> = current.validation_problems(None).into_iter().collect();
-    let names = |init: bool| -> Vec<String> {
-        next.template()
-            .spec
-            .as_ref()
-            .map(|pod| {
-                let list = if init {
-                    pod.init_containers.clone().unwrap_or_default()
-                } else {
-                    pod.containers.clone()
-                };
-                list.into_iter().map(|c| c.name).collect()
-            })
-            .unwrap_or_default()
-    };
-    let (names, init_names) = (names(false), names(true));
-    next.validation_problems(Some(current))
-        .into_iter()
-        .filter(|problem| !before.contains(problem))
-        .map(|(path, message)| {
-            FieldError::new(request_field(&path, &names, &init_names), format!("{path}: {message}"))
-        })
-        .collect()
-}
-
-/// The request field a workload field path comes from.
-fn request_field(path: &str, names: &[String], init_names: &[String]) -> String {
-    for (prefix, field) in [
-        ("spec.updateStrategy.rollingUpdate.partition", "strategy.partition"),
-        ("spec.updateStrategy.rollingUpdate.maxUnavailable", "strategy.maxUnavailable"),
-        ("spec.updateStrategy.rollingUpdate.maxSurge", "strategy.maxSurge"),
-        ("spec.updateStrategy.rollingUpdate.podUpdatePolicy", "strategy.podUpdatePolicy"),
-        ("spec.updateStrategy.rollingUpdate.rollingUpdateType", "strategy.podUpdatePolicy"),
-        ("spec.updateStrategy.rollingUpdate.paused", "strategy.paused"),
-        // In-place updates need the InPlaceUpdateReady gate; a request asking for them is
-        // what makes its absence a problem.
-        ("spec.template.spec.readinessGates", "strategy.podUpdatePolicy"),
-    ] {
-        if path.starts_with(prefix) {
-            return field.into();
-        }
-    }
-    for (list, names) in
-        [("spec.template.spec.containers[", names), ("spec.template.spec.initContainers[", init_names)]
-    {
-        if let Some(rest) = path.strip_prefix(list)
-            && let Some((index, rest)) = rest.split_once(']')
-            && let Some(name) = index.parse::<usize>().ok().and_then(|i| names.get(i))
-        {
-            if rest.starts_with(".image") {
-                return format!("images.{name}");
-            }
-            if rest.starts_with(".resources") {
-                return format!("resources.{name}");
-            }
-        }
-    }
-    "workload".into()
+/// A problem with the request's `reason` (at most 1024 characters), if any.
+pub(crate) fn check_reason(request: &RolloutRequest) -> Option<FieldError> {
+    request
+        .reason
+        .as_ref()
+        .filter(|reason| reason.chars().count() > 1024)
+        .map(|_| FieldError::new("reason", "must be at most 1024 characters"))
 }
 
 /// The workload with its update paused or resumed.
@@ -476,25 +375,6 @@ pub fn with_partition<W: RolloutTarget>(current: &W, partition: Option<IntOrStri
     next.set_partition(partition);
     next.set_paused(false);
     next
-}
-
-/// The workload rolled back to an older template: every pod goes back (no partition, not paused).
-pub fn rolled_back<W: RolloutTarget>(current: &W, template: PodTemplateSpec) -> W {
-    let mut next = with_partition(current, None);
-    *next.template_mut() = template;
-    next
-}
-
-/// The template a ControllerRevision holds (`data.spec.template`, without the strategic-merge
-/// `$patch` marker); CloneSet, StatefulSet and DaemonSet revisions all keep it there.
-pub fn revision_template(
-    revision: &k8s_openapi::api::apps::v1::ControllerRevision,
-) -> Option<PodTemplateSpec> {
-    let mut template = revision.data.as_ref()?.0.pointer("/spec/template")?.clone();
-    if let Some(object) = template.as_object_mut() {
-        object.remove("$patch");
-    }
-    serde_json::from_value(template).ok()
 }
 
 /// The pods the current partition keeps at the old revision.
@@ -519,24 +399,14 @@ pub fn check_promotion<W: RolloutTarget>(
     Ok(value)
 }
 
-/// The label selector of the workload's pods, as a list selector.
-pub fn pod_selector<W: RolloutTarget>(workload: &W) -> String {
-    workload
-        .status_view()
-        .label_selector
-        .filter(|s| !s.is_empty())
-        .or_else(|| {
-            let labels = workload.selector()?.match_labels.as_ref()?;
-            Some(labels.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(","))
-        })
-        .unwrap_or_default()
-}
-
 /// The revision the workload was at before a change: its update revision once the controller
-/// caught up with the spec, else the current one.
+/// caught up with the spec, else the current one — or, for a kind whose status names no current
+/// revision (DaemonSet, SidecarSet), the last revision the controller named, which is what the
+/// pods were moving to.
 pub fn previous_revision<W: RolloutTarget>(workload: &W) -> Option<String> {
     let status = workload.status_view();
-    Some(if status.observed_generation >= workload.meta().generation.unwrap_or(0) {
+    let caught_up = status.observed_generation >= workload.meta().generation.unwrap_or(0);
+    Some(if caught_up || status.current_revision.is_empty() {
         status.update_revision
     } else {
         status.current_revision
@@ -752,7 +622,7 @@ pub(crate) mod testing {
         for (case, workload, images, edit, expected, fragment) in cases {
             let mut req = request(W::KIND, images);
             edit(&mut req);
-            let errors = apply_request(&workload, &req).expect_err(case);
+            let errors = workload.apply(&req).expect_err(case);
             assert_eq!(fields(&errors), expected, "{case}: {errors:?}");
             assert!(errors[0].message.contains(fragment), "{case}: {errors:?}");
         }

@@ -13,7 +13,7 @@ use kruise_crds::{
     validation::validate_statefulset_v1beta1,
 };
 
-use super::{RolloutTarget, StatusView};
+use super::{PodTemplateWorkload, RolloutTarget, StatusView};
 use crate::model::{PodUpdatePolicy, WorkloadKind};
 
 /// The desired replicas (StatefulSet default 1).
@@ -24,25 +24,11 @@ fn replicas(set: &StatefulSet) -> i32 {
 impl RolloutTarget for StatefulSet {
     const KIND: WorkloadKind = WorkloadKind::StatefulSet;
 
-    spec_accessors!(
-        default: |set: &mut StatefulSet| kruise_crds::defaults::default_statefulset_v1beta1(set, true),
-        validate: validate_statefulset_v1beta1
-    );
-    pod_update_policy_accessors!();
+    template_target_accessors!();
+    rolling_update_pause_accessors!();
 
     fn desired(&self) -> i32 {
         replicas(self)
-    }
-
-    fn strategy_problem(&self) -> Option<String> {
-        (self.spec.update_strategy.type_ == StatefulSetUpdateStrategyType::OnDelete).then(|| {
-            "its update strategy is OnDelete: pods change only when deleted, so a rollout cannot drive them".into()
-        })
-    }
-
-    fn set_max_surge(&mut self, _value: IntOrString) -> Result<(), String> {
-        Err("a StatefulSet replaces pods without surging: maxSurge is not supported (use maxUnavailable)"
-            .into())
     }
 
     fn partition(&self) -> Option<IntOrString> {
@@ -62,6 +48,25 @@ impl RolloutTarget for StatefulSet {
         let status = self.status.clone().unwrap_or_default();
         let conditions = apps_v1_conditions!(status.conditions);
         replica_status_view!(status, conditions)
+    }
+}
+
+impl PodTemplateWorkload for StatefulSet {
+    spec_accessors!(
+        default: |set: &mut StatefulSet| kruise_crds::defaults::default_statefulset_v1beta1(set, true),
+        validate: validate_statefulset_v1beta1
+    );
+    pod_update_policy_accessors!();
+
+    fn strategy_problem(&self) -> Option<String> {
+        (self.spec.update_strategy.type_ == StatefulSetUpdateStrategyType::OnDelete).then(|| {
+            "its update strategy is OnDelete: pods change only when deleted, so a rollout cannot drive them".into()
+        })
+    }
+
+    fn set_max_surge(&mut self, _value: IntOrString) -> Result<(), String> {
+        Err("a StatefulSet replaces pods without surging: maxSurge is not supported (use maxUnavailable)"
+            .into())
     }
 }
 

@@ -227,6 +227,27 @@ pub fn parse_workload(text: &str) -> Result<Value, String> {
         "daemonset" | "daemonsets" | "advanceddaemonset" => "DaemonSet",
         _ => return Err(format!("unknown workload kind {kind:?} (CloneSet, StatefulSet or DaemonSet)")),
     };
+    workload_value(kind, name, text)
+}
+
+/// A `KIND/NAME` rollout target: a workload, or a cluster-scoped SidecarSet
+/// (`SidecarSet/logs`).
+pub fn parse_rollout_target(text: &str) -> Result<Value, String> {
+    match text.split_once('/') {
+        Some((kind, name)) if matches!(kind.to_ascii_lowercase().as_str(), "sidecarset" | "sidecarsets") => {
+            workload_value("SidecarSet", name, text)
+        }
+        _ => parse_workload(text).map_err(|error| {
+            if error.starts_with("unknown workload kind") {
+                error.replace("or DaemonSet)", "DaemonSet or SidecarSet)")
+            } else {
+                error
+            }
+        }),
+    }
+}
+
+fn workload_value(kind: &str, name: &str, text: &str) -> Result<Value, String> {
     if name.is_empty() {
         return Err(format!("no name in {text:?}"));
     }
@@ -348,6 +369,14 @@ mod tests {
             Ok(serde_json::json!({"kind": "CloneSet", "name": "web"}))
         );
         assert!(parse_workload("Deployment/web").is_err());
+        assert!(parse_workload("SidecarSet/logs").is_err(), "not a workload with pods of its own");
+        assert_eq!(
+            parse_rollout_target("sidecarset/logs"),
+            Ok(serde_json::json!({"kind": "SidecarSet", "name": "logs"}))
+        );
+        assert_eq!(parse_rollout_target("CloneSet/web"), parse_workload("CloneSet/web"));
+        assert!(parse_rollout_target("Deployment/web").unwrap_err().contains("SidecarSet"));
+        assert!(parse_rollout_target("SidecarSet/").is_err());
         assert!(parse_workload("web").is_err());
         assert_eq!(parse_int_or_percent("20%"), Ok(Value::from("20%")));
         assert_eq!(parse_int_or_percent("3"), Ok(Value::from(3)));

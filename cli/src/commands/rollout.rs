@@ -1,5 +1,8 @@
 //! `kruise rollout`: start, inspect, steer and follow rollouts through the service API (REST),
 //! so an operator or a CI job needs no kubectl access to the cluster, only an API token.
+//!
+//! Workloads' rollouts are a namespace's (`-n`); a SidecarSet is cluster-scoped, so its rollouts
+//! are started with `--workload SidecarSet/NAME` and followed with `--sidecarset NAME`.
 
 use std::{collections::BTreeMap, process::ExitCode, time::Duration};
 
@@ -10,8 +13,8 @@ use kruise_api::{model::Rollout, store::RolloutState};
 use serde_json::{Value, json};
 
 use super::client::{
-    Client, ConnectArgs, Output, ProblemError, SseParser, parse_int_or_percent, parse_pair, parse_workload,
-    segment,
+    Client, ConnectArgs, Output, ProblemError, SseParser, parse_int_or_percent, parse_pair,
+    parse_rollout_target, segment,
 };
 
 /// Arguments of `kruise rollout`.
@@ -19,7 +22,9 @@ use super::client::{
 #[command(
     after_help = "Examples:\n  export KRUISE_API_URL=http://127.0.0.1:8080 KRUISE_API_TOKEN=$(cat .kruise/api-token)\n  \
 kruise rollout start --workload CloneSet/web --image web=nginx:1.27 --partition 2 --watch\n  \
-kruise rollout status r-0123 -o json\n  kruise rollout promote r-0123 --partition 0\n  kruise rollout watch r-0123"
+kruise rollout status r-0123 -o json\n  kruise rollout promote r-0123 --partition 0\n  kruise rollout watch r-0123\n  \
+kruise rollout start --workload SidecarSet/logs --image agent=log-agent:2 --partition 50%\n  \
+kruise rollout promote r-4567 --sidecarset logs"
 )]
 pub struct RolloutArgs {
     #[command(subcommand)]
@@ -29,6 +34,10 @@ pub struct RolloutArgs {
     /// The namespace of the workload.
     #[arg(short, long, default_value = "default", env = "KRUISE_NAMESPACE", global = true)]
     namespace: String,
+    /// Address the rollouts of this cluster-scoped SidecarSet instead of the namespace's
+    /// (status, list, pause, resume, promote, abort, watch).
+    #[arg(long, value_name = "NAME", global = true)]
+    sidecarset: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -37,7 +46,7 @@ enum RolloutCommand {
     Start(StartArgs),
     /// Show a rollout: state, progress, revisions, conditions and history.
     Status(IdArg),
-    /// List the namespace's rollouts, newest first.
+    /// List the namespace's rollouts (or, with --sidecarset, a SidecarSet's), newest first.
     List(ListArgs),
     /// Pause a rollout (no more pods are updated until resume).
     Pause(IdArg),
@@ -59,10 +68,12 @@ struct IdArg {
 
 #[derive(Args)]
 struct StartArgs {
-    /// The workload: KIND/NAME (CloneSet, StatefulSet or DaemonSet).
-    #[arg(long, value_name = "KIND/NAME", value_parser = parse_workload)]
+    /// The workload: KIND/NAME (CloneSet, StatefulSet or DaemonSet), or SidecarSet/NAME to
+    /// upgrade a SidecarSet's sidecars (images, partition, max unavailable and paused only).
+    #[arg(long, value_name = "KIND/NAME", value_parser = parse_rollout_target)]
     workload: Value,
-    /// New image of a container: CONTAINER=IMAGE (repeat for several containers).
+    /// New image of a container (of a SidecarSet: of a sidecar): CONTAINER=IMAGE (repeat for
+    /// several containers).
     #[arg(long = "image", value_name = "CONTAINER=IMAGE", value_parser = parse_pair)]
     images: Vec<(String, String)>,
     /// New resource request of a container: CONTAINER.RESOURCE=QUANTITY (`web.cpu=500m`).
@@ -133,26 +144,48 @@ pub fn run(args: &RolloutArgs) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(rollout(&client, &args.namespace, &args.command))
+    runtime.block_on(rollout(&client, args))
 }
 
-async fn rollout(client: &Client, namespace: &str, command: &RolloutCommand) -> anyhow::Result<ExitCode> {
-    let base = format!("/v1/namespaces/{}/rollouts", segment(namespace));
-    match command {
+/// The collection of the rollouts addressed: a SidecarSet's, or the namespace's.
+fn collection(namespace: &str, sidecarset: Option<&str>) -> String {
+    match sidecarset {
+        Some(name) => format!("/v1/sidecarsets/{}/rollouts", segment(name)),
+        None => format!("/v1/namespaces/{}/rollouts", segment(namespace)),
+    }
+}
+
+/// The SidecarSet a `start --workload SidecarSet/NAME` names (`None`: a workload).
+fn started_sidecarset(start: &StartArgs) -> Option<&str> {
+    (start.workload["kind"] == "SidecarSet").then(|| start.workload["name"].as_str()).flatten()
+}
+
+async fn rollout(client: &Client, args: &RolloutArgs) -> anyhow::Result<ExitCode> {
+    let base = collection(&args.namespace, args.sidecarset.as_deref());
+    match &args.command {
         RolloutCommand::Start(start) => {
-            let body = start_body(start)?;
+            let (base, body) = match started_sidecarset(start) {
+                Some(name) => {
+                    if args.sidecarset.as_deref().is_some_and(|other| other != name) {
+                        anyhow::bail!(
+                            "--sidecarset {:?} and --workload SidecarSet/{name} disagree",
+                            args.sidecarset
+                        );
+                    }
+                    (collection(&args.namespace, Some(name)), sidecarset_body(start)?)
+                }
+                None => (base, start_body(start)?),
+            };
             let headers: Vec<(&str, String)> =
                 start.idempotency_key.iter().map(|key| ("idempotency-key", key.clone())).collect();
             let answer = client.post(&base, &body, &headers).await?;
             let rollout: Rollout = client.print(&answer, |r: &Rollout| {
-                format!(
-                    "rollout {} started for {} {}/{}: {}",
-                    r.id,
-                    workload_kind(r),
-                    r.namespace,
-                    r.workload.name,
-                    r.state.as_str()
-                )
+                let follow = if r.workload.kind.is_cluster_scoped() {
+                    format!(" (follow it with --sidecarset {})", r.workload.name)
+                } else {
+                    String::new()
+                };
+                format!("rollout {} started for {}: {}{follow}", r.id, target(r), r.state.as_str())
             })?;
             if start.watch {
                 return watch(client, &format!("{base}/{}", segment(&rollout.id))).await;
@@ -209,6 +242,43 @@ async fn rollout(client: &Client, namespace: &str, command: &RolloutCommand) -> 
         }
         RolloutCommand::Watch(IdArg { id }) => watch(client, &format!("{base}/{}", segment(id))).await,
     }
+}
+
+/// The body of a SidecarSet rollout: sidecar images and the strategy a SidecarSet has.
+fn sidecarset_body(start: &StartArgs) -> anyhow::Result<Value> {
+    for (flag, given) in [
+        ("--request", !start.requests.is_empty()),
+        ("--limit", !start.limits.is_empty()),
+        ("--max-surge", start.max_surge.is_some()),
+        ("--pod-update-policy", start.pod_update_policy.is_some()),
+        ("--pre-pull", start.pre_pull),
+    ] {
+        if given {
+            anyhow::bail!(
+                "{flag} does not apply to a SidecarSet: its rollouts upgrade sidecar images in place \
+                 (--image, --partition, --max-unavailable, --paused)"
+            );
+        }
+    }
+    let images: BTreeMap<&str, &str> = start.images.iter().map(|(c, i)| (c.as_str(), i.as_str())).collect();
+    let mut strategy = serde_json::Map::new();
+    for (key, value) in [
+        ("partition", start.partition.clone()),
+        ("maxUnavailable", start.max_unavailable.clone()),
+        ("paused", start.paused.then_some(Value::Bool(true))),
+    ] {
+        if let Some(value) = value {
+            strategy.insert(key.into(), value);
+        }
+    }
+    let mut body = json!({"images": images});
+    if !strategy.is_empty() {
+        body["strategy"] = Value::Object(strategy);
+    }
+    if let Some(reason) = &start.reason {
+        body["reason"] = Value::String(reason.clone());
+    }
+    Ok(body)
 }
 
 fn start_body(start: &StartArgs) -> anyhow::Result<Value> {
@@ -270,16 +340,19 @@ fn workload_kind(rollout: &Rollout) -> String {
         .unwrap_or_else(|| "?".into())
 }
 
+/// What a rollout drives: `CloneSet default/web`, or `SidecarSet logs` (cluster-scoped).
+fn target(rollout: &Rollout) -> String {
+    if rollout.workload.kind.is_cluster_scoped() {
+        format!("{} {}", workload_kind(rollout), rollout.workload.name)
+    } else {
+        format!("{} {}/{}", workload_kind(rollout), rollout.namespace, rollout.workload.name)
+    }
+}
+
 /// The human form of a rollout.
 fn describe(r: &Rollout) -> String {
-    let mut out = format!(
-        "rollout {}\n  workload:  {} {}/{}\n  state:     {}\n",
-        r.id,
-        workload_kind(r),
-        r.namespace,
-        r.workload.name,
-        r.state.as_str()
-    );
+    let mut out =
+        format!("rollout {}\n  workload:  {}\n  state:     {}\n", r.id, target(r), r.state.as_str());
     if let Some(message) = &r.message {
         out.push_str(&format!("  message:   {message}\n"));
     }
@@ -410,5 +483,63 @@ async fn watch(client: &Client, path: &str) -> anyhow::Result<ExitCode> {
         RolloutState::Succeeded => Ok(ExitCode::SUCCESS),
         state if state.is_terminal() => Ok(ExitCode::from(1)),
         state => anyhow::bail!("the event stream ended while the rollout was {}", state.as_str()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
+
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Start {
+        #[command(flatten)]
+        start: StartArgs,
+    }
+
+    fn start(args: &[&str]) -> StartArgs {
+        Start::try_parse_from(std::iter::once("start").chain(args.iter().copied())).unwrap().start
+    }
+
+    #[test]
+    fn sidecarset_rollouts_have_their_own_collection_and_body() {
+        assert_eq!(collection("default", None), "/v1/namespaces/default/rollouts");
+        assert_eq!(collection("default", Some("logs")), "/v1/sidecarsets/logs/rollouts");
+        let args = start(&[
+            "--workload",
+            "SidecarSet/logs",
+            "--image",
+            "agent=log-agent:2",
+            "--partition",
+            "50%",
+            "--max-unavailable",
+            "1",
+            "--paused",
+            "--reason",
+            "agent 2",
+        ]);
+        assert_eq!(started_sidecarset(&args), Some("logs"));
+        assert_eq!(
+            sidecarset_body(&args).unwrap(),
+            json!({"images": {"agent": "log-agent:2"},
+                   "strategy": {"partition": "50%", "maxUnavailable": 1, "paused": true},
+                   "reason": "agent 2"})
+        );
+        let workload = start(&["--workload", "CloneSet/web", "--image", "nginx=nginx:1.27"]);
+        assert_eq!(started_sidecarset(&workload), None);
+        for extra in [
+            &["--request", "agent.cpu=100m"][..],
+            &["--max-surge", "1"],
+            &["--pod-update-policy", "ReCreate"],
+            &["--pre-pull"],
+        ] {
+            let mut argv = vec!["--workload", "SidecarSet/logs", "--image", "agent=log-agent:2"];
+            argv.extend_from_slice(extra);
+            let error = sidecarset_body(&start(&argv)).unwrap_err().to_string();
+            assert!(error.contains(extra[0]) && error.contains("SidecarSet"), "{error}");
+        }
     }
 }

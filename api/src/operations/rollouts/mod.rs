@@ -1,34 +1,33 @@
-//! Rollouts: create (idempotent), read, list, watch, pause, resume, promote and abort.
+//! Rollouts: create (idempotent), read, list, watch, pause, resume, promote and abort — of a
+//! namespace's workloads and of cluster-scoped SidecarSets alike ([`RolloutScope`]): every kind
+//! goes through the same paths, reaching its object through [`RolloutTarget`].
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures::Stream;
 use k8s_openapi::{
     api::{apps::v1::ControllerRevision, core::v1::Pod},
     apimachinery::pkg::util::intstr::IntOrString,
 };
-use kruise_crds::apps::v1beta1::{CloneSet, DaemonSet, StatefulSet};
 use kube::{
     Api, ResourceExt,
-    api::{DynamicObject, ListParams, PostParams},
+    api::{ListParams, PostParams},
 };
-use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
+use serde_json::Value;
 
-use super::{Draft, Input, Operations, RequestContext, check_namespace, parse_limit};
+use super::{Draft, Input, Operations, RequestContext, RolloutScope, parse_limit};
 use crate::{
-    auth::Action,
     error::{ApiError, FieldError},
     model::{
         Progress, PromoteRequest, Rollout, RolloutList, RolloutListParams, RolloutRequest, Transition,
         WorkloadCondition, WorkloadKind, WorkloadRef,
     },
     store::{
-        NewRollout, NewTransition, RolloutQuery, RolloutRow, RolloutState,
+        NewTransition, RolloutQuery, RolloutRow, RolloutState,
         cursor::{self, Listing},
         now,
     },
-    workload::{self as wl, Derived, RolloutTarget},
+    workload::{self as wl, Derived, RevisionHome, RolloutTarget},
 };
 
 /// The actor of transitions observed on the workload.
@@ -83,7 +82,11 @@ impl RolloutAction {
 enum Change {
     Paused(bool),
     Partition(Option<IntOrString>),
-    Rollback { revision: String, template: Box<k8s_openapi::api::core::v1::PodTemplateSpec> },
+    /// Back to what the ControllerRevision `revision` recorded.
+    Rollback {
+        revision: String,
+        recorded: Box<ControllerRevision>,
+    },
 }
 
 /// When the live view of a rollout lists the workload's pods (to count in-place updates and
@@ -113,20 +116,26 @@ macro_rules! by_kind {
     ($kind:expr, $w:ident => $body:expr) => {
         match $kind {
             WorkloadKind::CloneSet => {
-                type $w = CloneSet;
+                type $w = kruise_crds::apps::v1beta1::CloneSet;
                 $body
             }
             WorkloadKind::StatefulSet => {
-                type $w = StatefulSet;
+                type $w = kruise_crds::apps::v1beta1::StatefulSet;
                 $body
             }
             WorkloadKind::DaemonSet => {
-                type $w = DaemonSet;
+                type $w = kruise_crds::apps::v1beta1::DaemonSet;
+                $body
+            }
+            WorkloadKind::SidecarSet => {
+                type $w = kruise_crds::apps::v1beta1::SidecarSet;
                 $body
             }
         }
     };
 }
+
+mod create;
 
 /// The kind a stored rollout names.
 fn row_kind(row: &RolloutRow) -> Result<WorkloadKind, ApiError> {
@@ -140,7 +149,7 @@ fn row_kind(row: &RolloutRow) -> Result<WorkloadKind, ApiError> {
 
 impl Operations {
     fn workloads<W: RolloutTarget>(&self, namespace: &str) -> Api<W> {
-        Api::namespaced(self.client().clone(), namespace)
+        W::api(self.client().clone(), namespace)
     }
 
     async fn typed_workload<W: RolloutTarget>(
@@ -151,17 +160,20 @@ impl Operations {
         self.workloads::<W>(namespace).get_opt(name).await.map_err(|e| ApiError::Kubernetes(e.to_string()))
     }
 
-    /// The pods a workload owns.
-    async fn pods_of<W: RolloutTarget>(&self, workload: &W) -> Result<Vec<Pod>, ApiError> {
-        let namespace = workload.namespace().unwrap_or_default();
-        let uid = workload.uid().unwrap_or_default();
-        let selector = wl::pod_selector(workload);
-        let pods: Api<Pod> = Api::namespaced(self.client().clone(), &namespace);
+    /// The pods a workload owns (`None`: the kind has no pods of its own to count).
+    async fn pods_of<W: RolloutTarget>(&self, workload: &W) -> Result<Option<Vec<Pod>>, ApiError> {
+        let Some(scope) = workload.pod_scope() else { return Ok(None) };
+        let pods: Api<Pod> = Api::namespaced(self.client().clone(), &scope.namespace);
         let list = pods
-            .list(&ListParams::default().labels(&selector))
+            .list(&ListParams::default().labels(&scope.list_selector))
             .await
             .map_err(|e| ApiError::Kubernetes(e.to_string()))?;
-        Ok(list.items.into_iter().filter(|pod| pod.owner_references().iter().any(|o| o.uid == uid)).collect())
+        Ok(Some(
+            list.items
+                .into_iter()
+                .filter(|pod| pod.owner_references().iter().any(|o| o.uid == scope.owner_uid))
+                .collect(),
+        ))
     }
 
     /// Replaces the workload with `change(current)`, re-reading and re-applying on a conflict.
@@ -196,336 +208,24 @@ impl Operations {
         Err(ApiError::Conflict(format!("{kind} {name} kept changing under the request; retry")))
     }
 
-    /// `POST /v1/namespaces/{ns}/rollouts`.
-    pub async fn create_rollout(
-        &self,
-        ctx: &RequestContext,
-        namespace: &str,
-        idempotency_key: Option<&str>,
-        body: Input<RolloutRequest>,
-    ) -> Result<CreatedRollout, ApiError> {
-        let mut draft =
-            self.draft(ctx, "rollout.create", Some(namespace), format!("namespaces/{namespace}/rollouts"));
-        let principal = self.authorize(ctx, &draft, Action::Rollout, Some(namespace)).await?;
-        if let Err(error) = check_namespace(namespace) {
-            return self.refuse(ctx, &draft, error).await;
-        }
-        let request = match body.parse() {
-            Ok(request) => request,
-            Err(error) => return self.refuse(ctx, &draft, error).await,
-        };
-        let body_value = serde_json::to_value(&request).unwrap_or(Value::Null);
-        draft.with_body(&body_value);
-        draft.target = format!("{}/{}", request.workload.kind.as_str(), request.workload.name);
-        let mut errors = Vec::new();
-        if let Some(key) = idempotency_key
-            && (key.is_empty() || key.len() > 255 || !key.bytes().all(|b| (0x21..=0x7e).contains(&b)))
-        {
-            errors.push(FieldError::new("Idempotency-Key", "must be 1-255 visible ASCII characters"));
-        }
-        let name_problems = kruise_crds::validation::meta::dns1123_subdomain_problems(&request.workload.name);
-        if !name_problems.is_empty() {
-            errors.push(FieldError::new("workload.name", name_problems.join("; ")));
-        }
-        if !errors.is_empty() {
-            return self.refuse(ctx, &draft, ApiError::Validation(errors)).await;
-        }
-        let body_hash = hex::encode(Sha256::digest(canonical_json(&body_value).as_bytes()));
-
-        if let Some(key) = idempotency_key {
-            match self.store().rollout_by_idempotency_key(&principal.name, namespace, key).await {
-                Ok(Some(existing)) => return self.replay(ctx, &mut draft, existing, &body_hash).await,
-                Ok(None) => {}
-                Err(error) => return self.refuse(ctx, &draft, error.into()).await,
-            }
-        }
-
-        let created = Created { principal: &principal.name, idempotency_key, body_value, body_hash };
-        by_kind!(request.workload.kind, W => {
-            self.create_rollout_of::<W>(ctx, &mut draft, namespace, request, created).await
-        })
-    }
-
-    /// The part of `create_rollout` that reads and writes the workload.
-    async fn create_rollout_of<W: RolloutTarget>(
-        &self,
-        ctx: &RequestContext,
-        draft: &mut Draft,
-        namespace: &str,
-        request: RolloutRequest,
-        created: Created<'_>,
-    ) -> Result<CreatedRollout, ApiError> {
-        let Created { principal, idempotency_key, body_value, body_hash } = created;
-        let kind = W::KIND.as_str();
-        let name = request.workload.name.clone();
-        let current = match self.typed_workload::<W>(namespace, &name).await {
-            Ok(Some(workload)) => workload,
-            Ok(None) => {
-                let error = ApiError::field(
-                    "workload.name",
-                    format!("{kind} {name:?} not found in namespace {namespace:?}"),
-                );
-                return self.refuse(ctx, draft, error).await;
-            }
-            Err(error) => return self.refuse(ctx, draft, error).await,
-        };
-        if let Err(errors) = wl::apply_request(&current, &request) {
-            return self.refuse(ctx, draft, ApiError::Validation(errors)).await;
-        }
-
-        let id = uuid::Uuid::new_v4().to_string();
-        draft.rollout_id = Some(id.clone());
-        let previous_revision = wl::previous_revision(&current);
-        let rollout = NewRollout {
-            id: id.clone(),
-            namespace: namespace.into(),
-            workload_kind: request.workload.kind.as_str().into(),
-            workload_name: name.clone(),
-            spec: body_value.clone(),
-            previous_revision: previous_revision.clone(),
-            created_by: principal.to_string(),
-            created_at: ctx.received,
-            idempotency_key: idempotency_key.map(str::to_string),
-            body_hash: Some(body_hash.clone()),
-            reason: request.reason.clone(),
-        };
-        let intent = draft.record(ctx, crate::store::Outcome::Pending, 0, None, None);
-        match self.store().create_rollout(&intent, &rollout).await {
-            Ok(()) => self.metrics().audit_written("pending"),
-            Err(crate::store::StoreError::Duplicate) if idempotency_key.is_some() => {
-                // A concurrent retry with the same key won the race: answer as it did.
-                let key = idempotency_key.unwrap_or_default();
-                return match self.store().rollout_by_idempotency_key(principal, namespace, key).await {
-                    Ok(Some(existing)) => self.replay(ctx, draft, existing, &body_hash).await,
-                    Ok(None) => {
-                        self.refuse(ctx, draft, ApiError::Internal("idempotency key vanished".into())).await
-                    }
-                    Err(error) => self.refuse(ctx, draft, error.into()).await,
-                };
-            }
-            Err(error) => {
-                self.metrics().audit_failed();
-                tracing::warn!(%error, correlation_id = %ctx.correlation_id, "audit write failed: rollout refused");
-                return Err(error.into());
-            }
-        }
-
-        // Recorded: now the cluster is changed.
-        let result =
-            self.apply_rollout(principal, &id, current, &request, previous_revision.as_deref()).await;
-        let result = match result {
-            Ok(()) => {
-                self.rollout_view(&id, true).await.map(|rollout| CreatedRollout { rollout, replayed: false })
-            }
-            Err(error) => {
-                let failed = NewTransition {
-                    rollout_id: id.clone(),
-                    time: now(),
-                    from_state: Some(RolloutState::Pending),
-                    to_state: RolloutState::Failed,
-                    actor: principal.to_string(),
-                    reason: "ApplyFailed".into(),
-                    message: Some(error.to_string()),
-                    progress: None,
-                };
-                if let Err(store_error) = self.store().transition(RolloutState::Pending, None, &failed).await
-                {
-                    tracing::warn!(error = %store_error, rollout = %id, "could not record the failed rollout");
-                }
-                Err(error)
-            }
-        };
-        self.record_outcome(ctx, draft, result, 202).await
-    }
-
-    /// Writes the rollout into the workload, then records what the change produced.
-    async fn apply_rollout<W: RolloutTarget>(
-        &self,
-        actor: &str,
-        id: &str,
-        current: W,
-        request: &RolloutRequest,
-        previous_revision: Option<&str>,
-    ) -> Result<(), ApiError> {
-        let namespace = current.namespace().unwrap_or_default();
-        let name = current.name_any();
-        let written = self
-            .update_workload(current, |latest| {
-                wl::apply_request(latest, request).map_err(ApiError::Validation)
-            })
-            .await?;
-        let generation = written.meta().generation;
-        if request.pre_pull {
-            self.create_pre_pulls(&written, id, request).await;
-        }
-        let revision = match generation {
-            Some(generation) => self.wait_revision::<W>(&namespace, &name, generation).await,
-            None => None,
-        };
-        if let Err(error) =
-            self.store().set_rollout_target(id, generation, revision.as_deref(), previous_revision).await
-        {
-            tracing::warn!(%error, rollout = %id, "could not record the rollout's target revision");
-        }
-        self.supersede_others(actor, id, &namespace, W::KIND, &name).await;
-        self.notify_changed();
-        Ok(())
-    }
-
-    /// Waits (up to the configured time) until the controller has named the revision of
-    /// `generation`. It polls the object: a watch per request (tried) cost the embedded API
-    /// server more than these GETs under a hundred concurrent rollouts.
-    async fn wait_revision<W: RolloutTarget>(
-        &self,
-        namespace: &str,
-        name: &str,
-        generation: i64,
-    ) -> Option<String> {
-        let deadline = Instant::now() + self.inner.config.revision_wait;
-        loop {
-            if let Ok(Some(workload)) = self.typed_workload::<W>(namespace, name).await {
-                let status = workload.status_view();
-                if status.observed_generation >= generation && !status.update_revision.is_empty() {
-                    return Some(status.update_revision);
-                }
-            }
-            if Instant::now() >= deadline {
-                return None;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    /// Marks the other running rollouts of the same workload as superseded.
-    async fn supersede_others(&self, actor: &str, id: &str, namespace: &str, kind: WorkloadKind, name: &str) {
-        let Ok(active) = self.store().active_rollouts().await else { return };
-        for other in active.iter().filter(|r| {
-            r.id != id
-                && r.namespace == namespace
-                && r.workload_name == name
-                && r.workload_kind == kind.as_str()
-        }) {
-            let transition = NewTransition {
-                rollout_id: other.id.clone(),
-                time: now(),
-                from_state: Some(other.state()),
-                to_state: RolloutState::Aborted,
-                actor: actor.into(),
-                reason: "Superseded".into(),
-                message: Some(format!("superseded by rollout {id}")),
-                progress: other.progress.as_ref().map(|p| p.0.clone()),
-            };
-            match self.store().transition(other.state(), None, &transition).await {
-                Ok(true) => self.metrics().transition(RolloutState::Aborted.as_str()),
-                Ok(false) => {}
-                Err(error) => {
-                    tracing::warn!(%error, rollout = %other.id, "could not record a superseded rollout")
-                }
-            }
-        }
-    }
-
-    /// Creates one ImagePullJob per new image, pulling on the nodes of the workload's pods.
-    /// Failures are logged: pre-pulling only speeds the rollout up.
-    async fn create_pre_pulls<W: RolloutTarget>(&self, set: &W, id: &str, request: &RolloutRequest) {
-        let namespace = set.namespace().unwrap_or_default();
-        let resource = kube::api::ApiResource {
-            group: "apps.kruise.io".into(),
-            version: "v1beta1".into(),
-            api_version: "apps.kruise.io/v1beta1".into(),
-            kind: "ImagePullJob".into(),
-            plural: "imagepulljobs".into(),
-        };
-        let api: Api<DynamicObject> = Api::namespaced_with(self.client().clone(), &namespace, &resource);
-        let short: String = id.chars().take(8).collect();
-        let selector = set.selector().cloned().unwrap_or_default();
-        for (index, (container, image)) in request.images.iter().enumerate() {
-            let name = format!("{}-prepull-{short}-{index}", set.name_any());
-            let object = json!({
-                "apiVersion": "apps.kruise.io/v1beta1",
-                "kind": "ImagePullJob",
-                "metadata": {
-                    "name": name,
-                    "namespace": namespace,
-                    "labels": {"kruise.io/rollout-id": id},
-                    "annotations": {"kruise.io/container": container},
-                    "ownerReferences": [{
-                        "apiVersion": "apps.kruise.io/v1beta1",
-                        "kind": W::KIND.as_str(),
-                        "name": set.name_any(),
-                        "uid": set.uid().unwrap_or_default(),
-                    }],
-                },
-                "spec": {
-                    "image": image,
-                    "podSelector": selector,
-                    "parallelism": 2,
-                    "pullPolicy": {"timeoutSeconds": 300, "backoffLimit": 3},
-                    "completionPolicy": {"type": "Always", "activeDeadlineSeconds": 1800, "ttlSecondsAfterFinished": 600},
-                },
-            });
-            let result = match serde_json::from_value::<DynamicObject>(object) {
-                Ok(object) => {
-                    api.create(&PostParams::default(), &object).await.map(|_| ()).map_err(|e| e.to_string())
-                }
-                Err(error) => Err(error.to_string()),
-            };
-            if let Err(error) = result {
-                tracing::warn!(%error, rollout = %id, %image, "could not create the pre-pull ImagePullJob");
-            }
-        }
-    }
-
-    /// Answers a retry: the same rollout when the body matches, 409 otherwise; recorded either way.
-    async fn replay(
-        &self,
-        ctx: &RequestContext,
-        draft: &mut Draft,
-        existing: RolloutRow,
-        body_hash: &str,
-    ) -> Result<CreatedRollout, ApiError> {
-        draft.rollout_id = Some(existing.id.clone());
-        if existing.body_hash.as_deref() != Some(body_hash) {
-            let error = ApiError::IdempotencyConflict(format!(
-                "Idempotency-Key was already used for rollout {} with a different request body",
-                existing.id
-            ));
-            return self.refuse(ctx, draft, error).await;
-        }
-        let rollout = match self.view(&existing, true).await {
-            Ok(rollout) => rollout,
-            Err(error) => return self.refuse(ctx, draft, error).await,
-        };
-        let grpc = (ctx.transport == super::Transport::Grpc).then_some(0);
-        let record = draft.record(
-            ctx,
-            crate::store::Outcome::Accepted,
-            202,
-            grpc,
-            Some(format!("idempotent retry: answered with rollout {}", existing.id)),
-        );
-        self.write_audit(&record).await?;
-        Ok(CreatedRollout { rollout, replayed: true })
-    }
-
-    /// `GET /v1/namespaces/{ns}/rollouts/{id}`.
+    /// `GET /v1/namespaces/{ns}/rollouts/{id}` and `GET /v1/sidecarsets/{name}/rollouts/{id}`.
     pub async fn get_rollout(
         &self,
         ctx: &RequestContext,
-        namespace: &str,
+        scope: &RolloutScope<'_>,
         id: &str,
     ) -> Result<Rollout, ApiError> {
-        let draft = self.draft(ctx, "rollout.get", Some(namespace), format!("rollouts/{id}"));
-        self.authorize(ctx, &draft, Action::Rollout, Some(namespace)).await?;
-        let row = self.row_in(namespace, id).await?;
+        let draft = self.draft(ctx, "rollout.get", scope.audit_namespace(), format!("rollouts/{id}"));
+        self.authorize_rollouts(ctx, &draft, scope).await?;
+        let row = self.row_in(scope, id).await?;
         self.view(&row, true).await
     }
 
-    /// The rollout `id` of `namespace`, or 404.
-    async fn row_in(&self, namespace: &str, id: &str) -> Result<RolloutRow, ApiError> {
+    /// The rollout `id` of `scope`, or 404.
+    async fn row_in(&self, scope: &RolloutScope<'_>, id: &str) -> Result<RolloutRow, ApiError> {
         match self.store().rollout(id).await? {
-            Some(row) if row.namespace == namespace => Ok(row),
-            _ => Err(ApiError::NotFound(format!("rollout {id:?} not found in namespace {namespace:?}"))),
+            Some(row) if scope.holds(&row) => Ok(row),
+            _ => Err(scope.not_found(id)),
         }
     }
 
@@ -566,16 +266,15 @@ impl Operations {
         Ok(rollout)
     }
 
-    /// `GET /v1/namespaces/{ns}/rollouts`.
+    /// `GET /v1/namespaces/{ns}/rollouts` and `GET /v1/sidecarsets/{name}/rollouts`.
     pub async fn list_rollouts(
         &self,
         ctx: &RequestContext,
-        namespace: &str,
+        scope: &RolloutScope<'_>,
         params: &RolloutListParams,
     ) -> Result<RolloutList, ApiError> {
-        let draft =
-            self.draft(ctx, "rollout.list", Some(namespace), format!("namespaces/{namespace}/rollouts"));
-        self.authorize(ctx, &draft, Action::Rollout, Some(namespace)).await?;
+        let draft = self.draft(ctx, "rollout.list", scope.audit_namespace(), scope.collection());
+        self.authorize_rollouts(ctx, &draft, scope).await?;
         let mut errors = Vec::new();
         let limit = parse_limit(params.limit.as_deref()).map_err(|e| errors.push(e)).unwrap_or(50);
         let state = params.state.as_deref().and_then(|text| {
@@ -603,10 +302,20 @@ impl Operations {
         if !errors.is_empty() {
             return Err(ApiError::Validation(errors));
         }
+        let (workload_name, workload_kind) = match scope {
+            // No namespace names no rollout (SidecarSets' are stored without one).
+            RolloutScope::Namespace("") => {
+                return Err(ApiError::field("namespace", "a namespace is required"));
+            }
+            RolloutScope::Namespace(_) => (params.workload.clone(), None),
+            RolloutScope::SidecarSet(name) => {
+                (Some(name.to_string()), Some(WorkloadKind::SidecarSet.as_str().to_string()))
+            }
+        };
         let query = RolloutQuery {
-            namespace: namespace.into(),
-            workload_name: params.workload.clone(),
-            workload_kind: None,
+            namespace: scope.store_namespace().into(),
+            workload_name,
+            workload_kind,
             state,
             limit,
             before_seq,
@@ -622,18 +331,19 @@ impl Operations {
         })
     }
 
-    /// `POST /v1/namespaces/{ns}/rollouts/{id}/{pause|resume|promote|abort}`.
+    /// `POST …/rollouts/{id}/{pause|resume|promote|abort}`, in a namespace or of a SidecarSet.
     pub async fn act_on_rollout(
         &self,
         ctx: &RequestContext,
-        namespace: &str,
+        scope: &RolloutScope<'_>,
         id: &str,
         action: RolloutAction,
     ) -> Result<Rollout, ApiError> {
         let verb = action.verb();
-        let mut draft = self.draft(ctx, action.audit_action(), Some(namespace), format!("rollouts/{id}"));
+        let mut draft =
+            self.draft(ctx, action.audit_action(), scope.audit_namespace(), format!("rollouts/{id}"));
         draft.rollout_id = Some(id.to_string());
-        let principal = self.authorize(ctx, &draft, Action::Rollout, Some(namespace)).await?;
+        let principal = self.authorize_rollouts(ctx, &draft, scope).await?;
         let promote = match action {
             RolloutAction::Promote(body) => {
                 let body = match body {
@@ -652,7 +362,7 @@ impl Operations {
             }
             _ => None,
         };
-        let row = match self.row_in(namespace, id).await {
+        let row = match self.row_in(scope, id).await {
             Ok(row) => row,
             Err(error) => return self.refuse(ctx, &draft, error).await,
         };
@@ -732,7 +442,8 @@ impl Operations {
         self.record_outcome(ctx, draft, result, 202).await
     }
 
-    /// The previous revision's template, for abort.
+    /// The ControllerRevision the rollout replaced, for abort: found where the kind keeps its
+    /// revisions, and holding something to go back to.
     async fn rollback_target<W: RolloutTarget>(
         &self,
         row: &RolloutRow,
@@ -744,20 +455,36 @@ impl Operations {
                 row.id
             )));
         };
-        let revisions: Api<ControllerRevision> = Api::namespaced(self.client().clone(), &row.namespace);
-        let mut found = None;
-        for name in workload.revision_object_names(&previous) {
-            found = revisions.get_opt(&name).await.map_err(|e| ApiError::Kubernetes(e.to_string()))?;
-            if found.is_some() {
-                break;
+        let kube_error = |e: kube::Error| ApiError::Kubernetes(e.to_string());
+        let found = match workload.revision_home(&previous) {
+            RevisionHome::Named { namespace, names } => {
+                let revisions: Api<ControllerRevision> = Api::namespaced(self.client().clone(), &namespace);
+                let mut found = None;
+                for name in names {
+                    found = revisions.get_opt(&name).await.map_err(kube_error)?;
+                    if found.is_some() {
+                        break;
+                    }
+                }
+                found
             }
-        }
+            RevisionHome::Labelled { selector, name, owner_uid } => {
+                let revisions: Api<ControllerRevision> = Api::all(self.client().clone());
+                let list =
+                    revisions.list(&ListParams::default().labels(&selector)).await.map_err(kube_error)?;
+                list.items.into_iter().find(|revision| {
+                    revision.metadata.name.as_deref() == Some(name.as_str())
+                        && revision.owner_references().iter().any(|owner| owner.uid == owner_uid)
+                })
+            }
+        };
         let revision = found.ok_or_else(|| {
             ApiError::Conflict(format!("the previous revision {previous} no longer exists"))
         })?;
-        let template = wl::revision_template(&revision)
-            .ok_or_else(|| ApiError::Internal(format!("revision {previous} holds no pod template")))?;
-        Ok(Change::Rollback { revision: previous, template: Box::new(template) })
+        if workload.rolled_back(&revision).is_none() {
+            return Err(ApiError::Internal(format!("revision {previous} holds nothing to roll back to")));
+        }
+        Ok(Change::Rollback { revision: previous, recorded: Box::new(revision) })
     }
 
     async fn apply_action<W: RolloutTarget>(
@@ -775,7 +502,11 @@ impl Operations {
                 Ok(match &change {
                     Change::Paused(paused) => wl::with_paused(current, *paused),
                     Change::Partition(partition) => wl::with_partition(current, partition.clone()),
-                    Change::Rollback { template, .. } => wl::rolled_back(current, (**template).clone()),
+                    Change::Rollback { revision, recorded } => {
+                        current.rolled_back(recorded).ok_or_else(|| {
+                            ApiError::Internal(format!("revision {revision} holds nothing to roll back to"))
+                        })?
+                    }
                 })
             })
             .await?;
@@ -835,17 +566,17 @@ impl Operations {
         Ok(())
     }
 
-    /// `GET /v1/namespaces/{ns}/rollouts/{id}/events`: the rollout now, then every change, until
-    /// it reaches a terminal state.
+    /// `GET …/rollouts/{id}/events`, in a namespace or of a SidecarSet: the rollout now, then
+    /// every change, until it reaches a terminal state.
     pub async fn watch_rollout(
         &self,
         ctx: &RequestContext,
-        namespace: &str,
+        scope: &RolloutScope<'_>,
         id: &str,
     ) -> Result<impl Stream<Item = Result<Rollout, ApiError>> + Send + 'static, ApiError> {
-        let draft = self.draft(ctx, "rollout.watch", Some(namespace), format!("rollouts/{id}"));
-        self.authorize(ctx, &draft, Action::Rollout, Some(namespace)).await?;
-        let row = self.row_in(namespace, id).await?;
+        let draft = self.draft(ctx, "rollout.watch", scope.audit_namespace(), format!("rollouts/{id}"));
+        self.authorize_rollouts(ctx, &draft, scope).await?;
+        let row = self.row_in(scope, id).await?;
         let ops = self.clone();
         let changes = self.subscribe_changes();
         struct Watch {
@@ -958,20 +689,14 @@ impl Operations {
             return Ok(Live { derived, progress: None, conditions: Vec::new() });
         };
         let pods = match pods {
-            PodCounts::Count => Some(self.pods_of(&workload).await?),
+            PodCounts::Count => self.pods_of(&workload).await?,
             // A final snapshot without pod counts is still worth recording.
-            PodCounts::WhenEnded if derived.state.is_terminal() => self.pods_of(&workload).await.ok(),
+            PodCounts::WhenEnded if derived.state.is_terminal() => {
+                self.pods_of(&workload).await.ok().flatten()
+            }
             _ => None,
         };
         let progress = wl::progress(&workload, derived.revision.as_deref(), pods.as_deref(), row.created_at);
         Ok(Live { derived, progress: Some(progress), conditions: workload.status_view().conditions })
     }
-}
-
-/// What `create_rollout` hands on once the request is checked.
-struct Created<'a> {
-    principal: &'a str,
-    idempotency_key: Option<&'a str>,
-    body_value: Value,
-    body_hash: String,
 }
