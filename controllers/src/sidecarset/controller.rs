@@ -10,7 +10,7 @@
 //! version before deciding again, so that a stale cache cannot exceed `maxUnavailable`.
 
 use std::{
-    collections::{BTreeMap, HashSet},
+    collections::{BTreeMap, BTreeSet, HashSet},
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -31,14 +31,14 @@ use kruise_crds::{
 };
 use kube::{
     Api, Client, ResourceExt,
-    api::{Patch, PatchParams},
+    api::{DeleteParams, Patch, PatchParams},
     runtime::reflector::ObjectRef,
 };
 use serde_json::{Value, json};
 
 use super::core::{
-    hot_upgrade_flipped, hot_upgrade_ready_to_flip, is_updated, manages_pod, next_upgrade, status_of,
-    upgradable_condition, upgraded_pod, upgrades_pods,
+    hot_upgrade_flipped, hot_upgrade_ready_to_flip, is_updated, manages_pod, next_upgrade,
+    sidecarset_revisions_to_truncate, status_of, upgradable_condition, upgraded_pod, upgrades_pods,
 };
 use crate::{
     ControllerError,
@@ -51,7 +51,7 @@ use crate::{
     },
     workload::revision::{
         RevisionPlan, create_revision, data_bytes, plan_revision, renumber_revision, revision_hash,
-        revision_name, truncate_history,
+        revision_name, sorted,
     },
 };
 
@@ -206,7 +206,7 @@ async fn ensure_latest_revision(
     pods: &[&Pod],
 ) -> Result<String, ControllerError> {
     let name = set.name_any();
-    let revisions: Vec<ControllerRevision> = ctx
+    let mut revisions: Vec<ControllerRevision> = ctx
         .revisions
         .state()
         .iter()
@@ -226,7 +226,12 @@ async fn ensure_latest_revision(
             name
         }
         RevisionPlan::Create(revision) => match create_revision(&api, &revision).await {
-            Ok(created) => created.name_any(),
+            Ok(created) => {
+                // Counted against the history limit now, not at the next reconcile.
+                let name = created.name_any();
+                revisions.push(created);
+                name
+            }
             Err(kube::Error::Api(status)) if status.code == 409 => revision.name_any(),
             Err(error) => return Err(error.into()),
         },
@@ -252,8 +257,17 @@ async fn ensure_latest_revision(
     {
         keep.insert(pinned);
     }
+    keep.remove(&latest);
+    let sorted_names: Vec<String> = sorted(revisions).iter().map(|r| r.name_any()).collect();
+    let active: BTreeSet<String> = keep.into_iter().collect();
     let limit = set.spec.revision_history_limit.unwrap_or(10);
-    truncate_history(&ctx.client, &ctx.namespace, &revisions, &keep, limit).await?;
+    for doomed in sidecarset_revisions_to_truncate(&sorted_names, &active, limit) {
+        match api.delete(&doomed, &DeleteParams::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
     Ok(latest)
 }
 

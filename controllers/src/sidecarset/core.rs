@@ -514,6 +514,30 @@ pub fn upgradable_condition(set: &SidecarSet, pod: &Pod, upgradable: bool, now: 
     }))
 }
 
+/// The revisions to delete so that at most `limit` (at least 1, default 10) of a SidecarSet's
+/// revisions remain, as upstream counts them: the total, the latest included. `sorted` is
+/// oldest first (the latest last, never deleted); revisions in `active` (what pods run, the
+/// pinned one) are kept even when that leaves more than the limit.
+pub fn sidecarset_revisions_to_truncate(
+    sorted: &[String],
+    active: &BTreeSet<String>,
+    limit: i32,
+) -> Vec<String> {
+    let limit = usize::try_from(limit.max(1)).unwrap_or(1);
+    let mut excess = sorted.len().saturating_sub(limit);
+    let mut doomed = Vec::new();
+    for name in sorted.iter().take(sorted.len().saturating_sub(1)) {
+        if excess == 0 {
+            break;
+        }
+        if !active.contains(name) {
+            doomed.push(name.clone());
+            excess -= 1;
+        }
+    }
+    doomed
+}
+
 #[cfg(test)]
 mod tests {
     //! Cases ported from upstream's `pkg/controller/sidecarset/sidecarset_strategy_test.go`
@@ -816,5 +840,24 @@ mod tests {
             .push(serde_json::from_value(condition).unwrap());
         assert!(upgradable_condition(&set, &with, false, &now()).is_none(), "no change, no write");
         assert_eq!(upgradable_condition(&set, &with, true, &now()).unwrap()["status"], "True");
+    }
+
+    #[test]
+    fn revision_history_counts_the_latest_and_keeps_active_ones() {
+        let names =
+            |range: std::ops::RangeInclusive<i32>| range.map(|n| format!("r{n:02}")).collect::<Vec<_>>();
+        let active = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+        // 11 revisions, limit 10: the oldest goes (upstream "history revision checker" keeps 6..15).
+        assert_eq!(sidecarset_revisions_to_truncate(&names(1..=11), &active(&[]), 10), ["r01"]);
+        assert_eq!(sidecarset_revisions_to_truncate(&names(1..=10), &active(&[]), 10), Vec::<String>::new());
+        // Active revisions are skipped; the next oldest go instead.
+        assert_eq!(sidecarset_revisions_to_truncate(&names(1..=12), &active(&["r01"]), 10), ["r02", "r03"]);
+        // The latest is never deleted, even with a limit below 1.
+        assert_eq!(sidecarset_revisions_to_truncate(&names(1..=3), &active(&[]), 0), ["r01", "r02"]);
+        // Everything active: over the limit, nothing to delete.
+        assert_eq!(
+            sidecarset_revisions_to_truncate(&names(1..=3), &active(&["r01", "r02"]), 1),
+            Vec::<String>::new()
+        );
     }
 }
