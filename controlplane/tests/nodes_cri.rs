@@ -277,7 +277,7 @@ async fn kubelet_containers_are_found_by_pod_labels() {
     let web_main = kubelet_start(&node.runtime, "ns", "web-0", "uid-web", "main", "nginx:1.25", &[]).await;
     let web_sidecar = kubelet_start(&node.runtime, "ns", "web-0", "uid-web", "sidecar", "busybox", &[]).await;
     let db = kubelet_start(&node.runtime, "other", "db-0", "uid-db", "main", "redis:7", &[]).await;
-    node.runtime.stop_container(&db.id);
+    node.runtime.stop_container(&db.id, None);
 
     let list = |filter: cri::ContainerFilter| {
         let mut client = node.runtime_client.clone();
