@@ -91,6 +91,35 @@ pub async fn inject_and_upgrade_in_place(scene: Scene) -> Result<(), Skip> {
     let kit = Kit::start(&scene).await;
     let sets: Api<SidecarSet> = Api::all(kit.client.clone());
     wait_served(&sets).await;
+
+    // An invalid SidecarSet is refused with the fields at fault, and nothing is stored.
+    let invalid: SidecarSet = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
+        "metadata": {"name": "broken"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "containers": [{"name": "agent"}, {"name": "agent", "image": "log-agent:1"}],
+            "updateStrategy": {"partition": "120%"},
+        },
+    }))
+    .unwrap();
+    match sets.create(&PostParams::default(), &invalid).await {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!(status.code, 422, "{status:?}");
+            let fields: Vec<String> = status
+                .details
+                .iter()
+                .flat_map(|d| d.causes.iter())
+                .map(|c| c.field.clone())
+                .collect();
+            for field in ["spec.containers[0].image", "spec.containers[1].name"] {
+                assert!(fields.iter().any(|f| f == field), "{field} named in {fields:?}: {}", status.message);
+            }
+        }
+        other => panic!("an invalid SidecarSet was not refused: {other:?}"),
+    }
+    assert!(sets.get_opt("broken").await.unwrap().is_none(), "nothing stored");
+
     let set: SidecarSet = serde_json::from_value(json!({
         "apiVersion": "apps.kruise.io/v1beta1", "kind": "SidecarSet",
         "metadata": {"name": "logs"},
