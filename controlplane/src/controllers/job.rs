@@ -1,6 +1,8 @@
 //! A minimal batch/v1 Job controller: keeps up to `parallelism` pods running until
 //! `completions` succeeded, counts succeeded and failed pods, fails the job past `backoffLimit`
-//! or `activeDeadlineSeconds`, and reports the `Complete`/`Failed` conditions.
+//! (with `restartPolicy: OnFailure`, container restarts of its running pods count, as
+//! kube-controller-manager counts them) or `activeDeadlineSeconds`, and reports the
+//! `Complete`/`Failed` conditions.
 
 use serde_json::{Value, json};
 
@@ -23,13 +25,18 @@ pub struct JobPlan {
 }
 
 /// Decides the next step of a job (pure): `active`, `succeeded` and `failed` pod counts,
-/// `elapsed` seconds since the job started.
-pub fn plan(spec: &Value, active: i64, succeeded: i64, failed: i64, elapsed: i64) -> JobPlan {
+/// `restarts` (container restarts of its pending and running pods) and `elapsed` seconds since
+/// the job started.
+pub fn plan(spec: &Value, active: i64, succeeded: i64, failed: i64, restarts: i64, elapsed: i64) -> JobPlan {
     let parallelism = spec.get("parallelism").and_then(Value::as_i64).unwrap_or(1).max(0);
     let completions = spec.get("completions").and_then(Value::as_i64);
     let backoff_limit = spec.get("backoffLimit").and_then(Value::as_i64).unwrap_or(6);
     let deadline = spec.get("activeDeadlineSeconds").and_then(Value::as_i64);
-    if failed > backoff_limit {
+    let on_failure =
+        spec.pointer("/template/spec/restartPolicy").and_then(Value::as_str) == Some("OnFailure");
+    let restarts_past_limit =
+        on_failure && if backoff_limit == 0 { restarts > 0 } else { restarts >= backoff_limit };
+    if failed > backoff_limit || restarts_past_limit {
         return JobPlan { create: 0, finished: Some(("Failed", "BackoffLimitExceeded")) };
     }
     if deadline.is_some_and(|d| elapsed >= d) {
@@ -79,6 +86,19 @@ async fn sync(api: &Api, job: &Value) -> Result<(), String> {
     let succeeded = owned.iter().filter(|p| workload::pod_phase(p) == "Succeeded").count() as i64;
     let failed = owned.iter().filter(|p| workload::pod_phase(p) == "Failed").count() as i64;
     let active = owned.iter().filter(|p| workload::is_pod_active(p)).count() as i64;
+    let restarts: i64 = owned
+        .iter()
+        .filter(|p| matches!(workload::pod_phase(p), "Running" | "Pending"))
+        .flat_map(|p| {
+            let statuses =
+                |field: &str| p.pointer(&format!("/status/{field}")).and_then(Value::as_array).cloned();
+            statuses("initContainerStatuses")
+                .into_iter()
+                .flatten()
+                .chain(statuses("containerStatuses").into_iter().flatten())
+        })
+        .filter_map(|status| status.get("restartCount").and_then(Value::as_i64))
+        .sum();
     let start = job
         .pointer("/status/startTime")
         .and_then(Value::as_str)
@@ -89,7 +109,7 @@ async fn sync(api: &Api, job: &Value) -> Result<(), String> {
         .map(|t| k8s_openapi::jiff::Timestamp::now().duration_since(t).as_secs())
         .unwrap_or(0);
     let spec = job.get("spec").cloned().unwrap_or(json!({}));
-    let plan = plan(&spec, active, succeeded, failed, elapsed);
+    let plan = plan(&spec, active, succeeded, failed, restarts, elapsed);
 
     let template = spec.get("template").cloned().unwrap_or(json!({}));
     for _ in 0..plan.create {
@@ -136,14 +156,22 @@ mod tests {
     fn plans_follow_parallelism_completions_and_limits() {
         let spec =
             json!({"parallelism": 2, "completions": 3, "backoffLimit": 1, "activeDeadlineSeconds": 60});
-        assert_eq!(plan(&spec, 0, 0, 0, 0), JobPlan { create: 2, finished: None });
-        assert_eq!(plan(&spec, 1, 2, 0, 0), JobPlan { create: 0, finished: None });
-        assert_eq!(plan(&spec, 0, 2, 0, 0), JobPlan { create: 1, finished: None });
-        assert_eq!(plan(&spec, 0, 3, 0, 0).finished, Some(("Complete", "Completed")));
-        assert_eq!(plan(&spec, 1, 0, 2, 0).finished, Some(("Failed", "BackoffLimitExceeded")));
-        assert_eq!(plan(&spec, 1, 0, 0, 61).finished, Some(("Failed", "DeadlineExceeded")));
+        assert_eq!(plan(&spec, 0, 0, 0, 0, 0), JobPlan { create: 2, finished: None });
+        assert_eq!(plan(&spec, 1, 2, 0, 0, 0), JobPlan { create: 0, finished: None });
+        assert_eq!(plan(&spec, 0, 2, 0, 0, 0), JobPlan { create: 1, finished: None });
+        assert_eq!(plan(&spec, 0, 3, 0, 0, 0).finished, Some(("Complete", "Completed")));
+        assert_eq!(plan(&spec, 1, 0, 2, 0, 0).finished, Some(("Failed", "BackoffLimitExceeded")));
+        assert_eq!(plan(&spec, 1, 0, 0, 0, 61).finished, Some(("Failed", "DeadlineExceeded")));
         let open = json!({"parallelism": 2});
-        assert_eq!(plan(&open, 0, 0, 0, 0).create, 2);
-        assert_eq!(plan(&open, 0, 1, 0, 0).finished, Some(("Complete", "Completed")));
+        assert_eq!(plan(&open, 0, 0, 0, 0, 0).create, 2);
+        assert_eq!(plan(&open, 0, 1, 0, 0, 0).finished, Some(("Complete", "Completed")));
+        // restartPolicy OnFailure: restarts of running pods count against the limit.
+        let restarting = json!({"backoffLimit": 3, "template": {"spec": {"restartPolicy": "OnFailure"}}});
+        assert_eq!(plan(&restarting, 1, 0, 0, 2, 0).finished, None);
+        assert_eq!(plan(&restarting, 1, 0, 0, 3, 0).finished, Some(("Failed", "BackoffLimitExceeded")));
+        let no_retry = json!({"backoffLimit": 0, "template": {"spec": {"restartPolicy": "OnFailure"}}});
+        assert_eq!(plan(&no_retry, 1, 0, 0, 1, 0).finished, Some(("Failed", "BackoffLimitExceeded")));
+        let never = json!({"backoffLimit": 3, "template": {"spec": {"restartPolicy": "Never"}}});
+        assert_eq!(plan(&never, 1, 0, 0, 5, 0).finished, None, "Never: only failed pods count");
     }
 }
