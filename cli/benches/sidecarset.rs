@@ -85,7 +85,14 @@ fn percentile(sorted: &[Duration], per_cent: usize) -> Duration {
 }
 
 /// Creates `n` pods labelled `app=<app>` one at a time and times each create.
-async fn create_latency(pods: &Api<Pod>, setup: &'static str, app: &str, n: usize) -> Latency {
+async fn create_latency(
+    cluster: &Cluster,
+    pods: &Api<Pod>,
+    setup: &'static str,
+    app: &str,
+    n: usize,
+) -> Latency {
+    let before = cluster.counts.snapshot();
     let mut times = Vec::with_capacity(n);
     let mut injected = 0;
     for index in 0..n {
@@ -115,6 +122,10 @@ async fn create_latency(pods: &Api<Pod>, setup: &'static str, app: &str, n: usiz
         ms(latency.p99),
         ms(latency.max)
     );
+    let writes = Writes::between(&before, &cluster.counts.snapshot());
+    if writes.total(Some(AGENT_MANAGER)) > 0 {
+        println!("    the manager meanwhile: {}", writes.detail(AGENT_MANAGER));
+    }
     let _ = pods
         .delete_collection(&DeleteParams::default(), &ListParams::default().labels(&format!("app={app}")))
         .await;
@@ -269,12 +280,15 @@ async fn main() {
     let mut latencies = Vec::new();
     if sizes.runs("latency") {
         println!("\npod create latency, {} pods created one at a time per set-up:", sizes.latency_pods);
-        latencies.push(create_latency(&pods, "no pod webhook (baseline)", "bare", sizes.latency_pods).await);
+        latencies.push(
+            create_latency(&cluster, &pods, "no pod webhook (baseline)", "bare", sizes.latency_pods).await,
+        );
     }
     let manager = InProcessManager::start(cluster.manager_client()).await;
     if sizes.runs("latency") {
-        latencies
-            .push(create_latency(&pods, "pod webhook, no SidecarSet", "plain", sizes.latency_pods).await);
+        latencies.push(
+            create_latency(&cluster, &pods, "pod webhook, no SidecarSet", "plain", sizes.latency_pods).await,
+        );
         let sets: Api<SidecarSet> = Api::all(cluster.client.clone());
         sets.create(
             &PostParams::default(),
@@ -302,7 +316,14 @@ async fn main() {
             .delete_collection(&DeleteParams::default(), &ListParams::default().labels("app=injected"))
             .await;
         latencies.push(
-            create_latency(&pods, "pod webhook injecting a SidecarSet", "injected", sizes.latency_pods).await,
+            create_latency(
+                &cluster,
+                &pods,
+                "pod webhook injecting a SidecarSet",
+                "injected",
+                sizes.latency_pods,
+            )
+            .await,
         );
         let _ = sets.delete("latency", &DeleteParams::default()).await;
         if let [baseline, webhook, injecting] = latencies.as_slice() {

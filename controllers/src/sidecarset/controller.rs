@@ -61,6 +61,8 @@ pub const CONTROLLER_NAME: &str = "sidecarset";
 pub const WORKERS: usize = 3;
 /// How soon to look again while a pod write is not in the cache yet.
 const IN_FLIGHT_RETRY: Duration = Duration::from_secs(1);
+/// How long pod events wait to be handled together (the first one's deadline holds).
+const POD_EVENT_COALESCING: Duration = Duration::from_millis(200);
 
 struct Context {
     client: Client,
@@ -105,6 +107,8 @@ pub async fn run(caches: Caches, metrics: Metrics, namespace: String, on_synced:
             queue.add(new.name_any());
         }
     });
+    // A reconcile reads every pod of the SidecarSet, so pod events are coalesced: a burst of
+    // pod creates (a CloneSet scaling up) costs a few reconciles and status writes, not one each.
     controller.watch(&pods, |event, queue| match event {
         CacheEvent::Applied { new, old } => {
             let mut names = sidecarsets_of(new);
@@ -112,12 +116,12 @@ pub async fn run(caches: Caches, metrics: Metrics, namespace: String, on_synced:
                 names.extend(sidecarsets_of(old));
             }
             for name in names {
-                queue.add(name);
+                queue.add_after(name, POD_EVENT_COALESCING);
             }
         }
         CacheEvent::Deleted(pod) => {
             for name in sidecarsets_of(pod) {
-                queue.add(name);
+                queue.add_after(name, POD_EVENT_COALESCING);
             }
         }
         CacheEvent::Synced => {}
