@@ -106,12 +106,8 @@ pub async fn inject_and_upgrade_in_place(scene: Scene) -> Result<(), Skip> {
     match sets.create(&PostParams::default(), &invalid).await {
         Err(kube::Error::Api(status)) => {
             assert_eq!(status.code, 422, "{status:?}");
-            let fields: Vec<String> = status
-                .details
-                .iter()
-                .flat_map(|d| d.causes.iter())
-                .map(|c| c.field.clone())
-                .collect();
+            let fields: Vec<String> =
+                status.details.iter().flat_map(|d| d.causes.iter()).map(|c| c.field.clone()).collect();
             for field in ["spec.containers[0].image", "spec.containers[1].name"] {
                 assert!(fields.iter().any(|f| f == field), "{field} named in {fields:?}: {}", status.message);
             }
