@@ -26,7 +26,7 @@ use k8s_openapi::{
     },
 };
 use kruise_crds::{
-    apps::v1beta1::{SIDECARSET_CUSTOM_VERSION_LABEL, SidecarSet},
+    apps::v1beta1::{SIDECARSET_CUSTOM_VERSION_LABEL, SidecarSet, SidecarSetUpdateStrategyType},
     validation::SIDECARSET_REVISION_OWNER_LABEL,
 };
 use kube::{
@@ -109,11 +109,19 @@ pub async fn run(caches: Caches, metrics: Metrics, namespace: String, on_synced:
     });
     // A reconcile reads every pod of the SidecarSet, so pod events are coalesced: a burst of
     // pod creates (a CloneSet scaling up) costs a few reconciles and status writes, not one each.
-    controller.watch(&pods, |event, queue| match event {
+    // As upstream, a pod's updates do not wake a `NotUpdate` SidecarSet (it upgrades nothing);
+    // its status follows pod creates and deletes and its own changes.
+    let sets_of_pods = sidecarsets.clone();
+    controller.watch(&pods, move |event, queue| match event {
         CacheEvent::Applied { new, old } => {
             let mut names = sidecarsets_of(new);
             if let Some(old) = old {
                 names.extend(sidecarsets_of(old));
+                names.retain(|name| {
+                    sets_of_pods.get_named(None, name).is_none_or(|set| {
+                        set.spec.update_strategy.type_ != SidecarSetUpdateStrategyType::NotUpdate
+                    })
+                });
             }
             for name in names {
                 queue.add_after(name, POD_EVENT_COALESCING);
