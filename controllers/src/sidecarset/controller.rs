@@ -18,7 +18,7 @@ use std::{
 use k8s_openapi::{
     api::{
         apps::v1::ControllerRevision,
-        core::v1::{Namespace, ObjectReference, Pod},
+        core::v1::{Namespace, Pod},
     },
     apimachinery::pkg::{
         apis::meta::v1::{ObjectMeta, OwnerReference, Time},
@@ -30,7 +30,7 @@ use kruise_crds::{
     validation::SIDECARSET_REVISION_OWNER_LABEL,
 };
 use kube::{
-    Api, Client, ResourceExt,
+    Api, Client, Resource, ResourceExt,
     api::{DeleteParams, Patch, PatchParams},
     runtime::reflector::ObjectRef,
 };
@@ -151,17 +151,6 @@ fn now() -> Time {
         k8s_openapi::jiff::Timestamp::from_second(second)
             .unwrap_or_else(|_| k8s_openapi::jiff::Timestamp::now()),
     )
-}
-
-fn set_reference(set: &SidecarSet) -> ObjectReference {
-    ObjectReference {
-        api_version: Some("apps.kruise.io/v1beta1".into()),
-        kind: Some("SidecarSet".into()),
-        name: set.metadata.name.clone(),
-        uid: set.metadata.uid.clone(),
-        resource_version: set.metadata.resource_version.clone(),
-        ..Default::default()
-    }
 }
 
 /// The revision of the SidecarSet's injectable parts (upstream `getPatch`: containers, init
@@ -416,7 +405,7 @@ async fn reconcile(ctx: &Context, name: &str) -> Result<Option<Duration>, Contro
             if let Some(flipped) = hot_upgrade_flipped(&set, pod, &now) {
                 write_pod(ctx, pod, &flipped).await?;
                 ctx.recorder.publish(
-                    pod_reference(pod),
+                    pod.object_ref(&()),
                     EventKind::Normal,
                     "ResetContainerSucceed",
                     "reset sidecar container image empty successfully".into(),
@@ -437,7 +426,7 @@ async fn reconcile(ctx: &Context, name: &str) -> Result<Option<Duration>, Contro
     }
     if !not_upgradable.is_empty() {
         ctx.recorder.publish(
-            set_reference(&current),
+            current.object_ref(&()),
             EventKind::Normal,
             "NotUpgradablePods",
             format!(
@@ -456,7 +445,7 @@ async fn reconcile(ctx: &Context, name: &str) -> Result<Option<Duration>, Contro
             Ok(None) => {}
             Err(error) => {
                 ctx.recorder.publish(
-                    set_reference(&current),
+                    current.object_ref(&()),
                     EventKind::Warning,
                     "UpdatePodFailed",
                     error.to_string(),
@@ -468,15 +457,4 @@ async fn reconcile(ctx: &Context, name: &str) -> Result<Option<Duration>, Contro
     // Upgraded pods become ready through pod events; look again in any case so a pod that
     // never reports does not stall the rollout.
     Ok((!upgrade.is_empty()).then_some(IN_FLIGHT_RETRY))
-}
-
-fn pod_reference(pod: &Pod) -> ObjectReference {
-    ObjectReference {
-        api_version: Some("v1".into()),
-        kind: Some("Pod".into()),
-        name: pod.metadata.name.clone(),
-        namespace: pod.metadata.namespace.clone(),
-        uid: pod.metadata.uid.clone(),
-        ..Default::default()
-    }
 }

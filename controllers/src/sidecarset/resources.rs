@@ -138,6 +138,20 @@ fn evaluate(
     Ok(result.into_quantity(resource == Resource::Memory))
 }
 
+/// One resource list from its expressions: an empty expression, or a combined value of `None`
+/// (unlimited), leaves that resource out; `None` when nothing is left.
+fn evaluate_list(
+    entries: [(&String, &'static str, Resource, Option<Quantity>); 2],
+) -> Result<Option<BTreeMap<String, KubeQuantity>>, ResourcesPolicyError> {
+    let mut values = BTreeMap::new();
+    for (expr, field, resource, combined) in entries {
+        let (false, Some(combined)) = (expr.is_empty(), combined) else { continue };
+        let value = evaluate(expr, field, resource, combined)?;
+        values.insert(resource.key().to_string(), KubeQuantity(format_quantity(value, resource)));
+    }
+    Ok((!values.is_empty()).then_some(values))
+}
+
 /// The resources `policy` gives a sidecar in `pod`. `kruise_sidecars` are the names of every
 /// container the matching SidecarSets inject; they never count as targets.
 pub fn resources_from_policy(
@@ -160,36 +174,24 @@ pub fn resources_from_policy(
     let mode = &policy.target_containers_mode;
     let cpu = combine(&targets, Resource::Cpu, mode);
     let memory = combine(&targets, Resource::Memory, mode);
-    let mut resources = ResourceRequirements::default();
-    if let Some(limits) = &policy.resources_expr.limits {
-        let mut values = BTreeMap::new();
-        for (expr, field, resource, combined) in [
-            (&limits.cpu, "limits.cpu", Resource::Cpu, cpu),
-            (&limits.memory, "limits.memory", Resource::Memory, memory),
-        ] {
-            // An empty expression or an unlimited target leaves the limit unset (unlimited).
-            let (false, Some(limit)) = (expr.is_empty(), combined.limit) else {
-                continue;
-            };
-            let value = evaluate(expr, field, resource, limit)?;
-            values.insert(resource.key().to_string(), KubeQuantity(format_quantity(value, resource)));
-        }
-        resources.limits = (!values.is_empty()).then_some(values);
-    }
-    if let Some(requests) = &policy.resources_expr.requests {
-        let mut values = BTreeMap::new();
-        for (expr, field, resource, combined) in [
-            (&requests.cpu, "requests.cpu", Resource::Cpu, cpu),
-            (&requests.memory, "requests.memory", Resource::Memory, memory),
-        ] {
-            if expr.is_empty() {
-                continue;
-            }
-            let value = evaluate(expr, field, resource, combined.request)?;
-            values.insert(resource.key().to_string(), KubeQuantity(format_quantity(value, resource)));
-        }
-        resources.requests = (!values.is_empty()).then_some(values);
-    }
+    let limits = policy.resources_expr.limits.as_ref().map(|limits| {
+        // An unlimited target (no limit on some container) leaves the limit unset.
+        evaluate_list([
+            (&limits.cpu, "limits.cpu", Resource::Cpu, cpu.limit),
+            (&limits.memory, "limits.memory", Resource::Memory, memory.limit),
+        ])
+    });
+    let requests = policy.resources_expr.requests.as_ref().map(|requests| {
+        evaluate_list([
+            (&requests.cpu, "requests.cpu", Resource::Cpu, Some(cpu.request)),
+            (&requests.memory, "requests.memory", Resource::Memory, Some(memory.request)),
+        ])
+    });
+    let resources = ResourceRequirements {
+        limits: limits.transpose()?.flatten(),
+        requests: requests.transpose()?.flatten(),
+        ..Default::default()
+    };
     Ok(resources)
 }
 

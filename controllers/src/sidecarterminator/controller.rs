@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Node, ObjectReference, Pod};
+use k8s_openapi::api::core::v1::{Node, Pod};
 use kruise_crds::{
     apps::v1beta1::ContainerRecreateRequest,
     defaults::{
@@ -13,7 +13,7 @@ use kruise_crds::{
     },
 };
 use kube::{
-    Api, Client, ResourceExt,
+    Api, Client, Resource, ResourceExt,
     api::{Patch, PatchParams, PostParams},
 };
 use serde_json::json;
@@ -48,17 +48,6 @@ fn pod_key(pod: &Pod) -> String {
     format!("{}/{}", pod.metadata.namespace.as_deref().unwrap_or_default(), pod.name_any())
 }
 
-fn pod_reference(pod: &Pod) -> ObjectReference {
-    ObjectReference {
-        api_version: Some("v1".into()),
-        kind: Some("Pod".into()),
-        name: pod.metadata.name.clone(),
-        namespace: pod.metadata.namespace.clone(),
-        uid: pod.metadata.uid.clone(),
-        ..Default::default()
-    }
-}
-
 /// Runs the controller until the future is dropped; `on_synced` is called once the shared pod
 /// and node caches are synced. Pods are queued when they become interesting.
 pub async fn run(caches: Caches, metrics: Metrics, on_synced: impl FnOnce() + Send) {
@@ -72,7 +61,7 @@ pub async fn run(caches: Caches, metrics: Metrics, on_synced: impl FnOnce() + Se
             queue.add(pod_key(new));
         }
     });
-    controller.watch(&nodes, |_, _| {});
+    controller.reads(&nodes);
     let context = std::sync::Arc::new(Context {
         client: caches.client().clone(),
         pods,
@@ -141,7 +130,7 @@ async fn swap_images(
         Err(error) => return Err(error.into()),
     }
     context.recorder.publish(
-        pod_reference(pod),
+        pod.object_ref(&()),
         EventKind::Normal,
         "SidecarTerminator",
         format!("Kruise SidecarTerminator is trying to terminate sidecar {left:?} using in-place update"),
@@ -178,7 +167,7 @@ async fn stop_through_crr(
     match api.create(&PostParams::default(), &request).await {
         Ok(_) => {
             context.recorder.publish(
-                pod_reference(pod),
+                pod.object_ref(&()),
                 EventKind::Normal,
                 "SidecarTerminator",
                 format!("Kruise SidecarTerminator is trying to terminate sidecar {left:?} using crr"),
