@@ -102,8 +102,13 @@ pub async fn run(caches: Caches, metrics: Metrics, namespace: String, on_synced:
         pod_versions: ResourceVersionExpectations::new(),
         recorder: EventRecorder::new(caches.client().clone(), "sidecarset-controller"),
     });
+    // As upstream, a SidecarSet's own updates wake it only when its spec changed (generation):
+    // its status writes do not, so a `NotUpdate` SidecarSet's counts move only with pod creates
+    // and deletes, as upstream's e2e expects.
     controller.watch(&sidecarsets, |event, queue| {
-        if let CacheEvent::Applied { new, .. } = event {
+        if let CacheEvent::Applied { new, old } = event
+            && old.as_ref().is_none_or(|old| old.metadata.generation != new.metadata.generation)
+        {
             queue.add(new.name_any());
         }
     });
