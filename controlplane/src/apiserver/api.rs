@@ -565,7 +565,9 @@ impl Api {
             warnings.extend(self.admission.mutate(&request, &mut object, Some(&current)).await?.warnings);
             // Admission may not touch what the subresource does not own.
             object = merge_for_update(def, subresource, &current, object);
-            if subresource.is_none()
+            // Pods/ephemeralcontainers changes the spec too, and moves the generation as
+            // kube-apiserver 1.34's strategy does.
+            if (subresource.is_none() || (is_pod(def) && subresource == Some(super::ephemeral::SUBRESOURCE)))
                 && builtin::tracks_generation(def)
                 && objects::spec_part(&object) != objects::spec_part(&current)
             {
@@ -1030,6 +1032,9 @@ pub fn merge_for_update(
 ) -> Value {
     let mut object = match subresource {
         Some("binding") => bound_pod(current, &proposed),
+        Some(super::ephemeral::SUBRESOURCE) => {
+            super::ephemeral::with_ephemeral_containers(current, &proposed)
+        }
         Some("resize") => {
             // Only container resources (and their resize policies) change through pods/resize.
             let mut object = current.clone();

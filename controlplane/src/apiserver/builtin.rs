@@ -564,9 +564,17 @@ pub fn validate(
                     errors.push(FieldError::invalid(&FieldPath::root("spec"), "", error.to_string()))
                 }
             }
-            // pods/resize may change container resources; other writes keep pods immutable.
-            if let (Some(old), false) = (old, subresource == Some("resize")) {
-                errors.extend(validate_pod_update(old, object));
+            let spec = object.get("spec").cloned().unwrap_or(json!({}));
+            errors.extend(super::ephemeral::validate_spec(&spec));
+            match (old, subresource) {
+                (None, _) => errors.extend(super::ephemeral::validate_create(&spec)),
+                // pods/resize may change container resources, pods/ephemeralcontainers may
+                // add ephemeral containers; other writes keep pods immutable.
+                (Some(_), Some("resize")) => {}
+                (Some(old), Some(super::ephemeral::SUBRESOURCE)) => {
+                    errors.extend(super::ephemeral::validate_update(old, object));
+                }
+                (Some(old), _) => errors.extend(validate_pod_update(old, object)),
             }
         }
         ("", "PersistentVolumeClaim") if subresource != Some("status") => {
@@ -688,7 +696,6 @@ fn validate_pod_update(old: &Value, new: &Value) -> ErrorList {
             spec.remove("activeDeadlineSeconds");
             spec.remove("tolerations");
             spec.remove("terminationGracePeriodSeconds");
-            spec.remove("ephemeralContainers");
         }
     }
     // The scheduler's binding sets nodeName once.

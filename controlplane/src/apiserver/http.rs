@@ -305,7 +305,7 @@ async fn resource(
             let object = api.get(&def, version, namespace, name).await?;
             Ok(object_response(&def, version, object, output, query))
         }
-        (Verb::Get, Some("status")) => {
+        (Verb::Get, Some("status" | "ephemeralcontainers")) => {
             let name = request.name.as_deref().unwrap_or_default();
             let object = api.get(&def, version, namespace, name).await?;
             Ok(respond::object(StatusCode::OK, &object, plain, &[]))
@@ -337,14 +337,17 @@ async fn resource(
             subresources::evict(api, &def, namespace, name, &body).await?;
             Ok(respond::object(StatusCode::CREATED, &success_status(), plain, &[]))
         }
-        (Verb::Update, sub @ (None | Some("status") | Some("finalize") | Some("resize"))) => {
+        (
+            Verb::Update,
+            sub @ (None | Some("status") | Some("finalize") | Some("resize") | Some("ephemeralcontainers")),
+        ) => {
             let name = request.name.as_deref().unwrap_or_default();
             let write = options::write_options(query, &user_agent)?;
             let body = decode_body(headers, &body, endpoint)?;
             let written = api.update(&def, version, namespace, name, sub, body, &write).await?;
             Ok(written_response(written, plain))
         }
-        (Verb::Patch, sub @ (None | Some("status") | Some("resize"))) => {
+        (Verb::Patch, sub @ (None | Some("status") | Some("resize") | Some("ephemeralcontainers"))) => {
             let name = request.name.as_deref().unwrap_or_default();
             let write = options::write_options(query, &user_agent)?;
             let patch_type = patch_type(headers, def.is_custom())?;

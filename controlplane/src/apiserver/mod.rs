@@ -8,6 +8,7 @@ pub mod claim_admission;
 pub mod conversion;
 pub mod counters;
 pub mod discovery;
+pub mod ephemeral;
 pub mod errors;
 pub mod events;
 pub mod filter;

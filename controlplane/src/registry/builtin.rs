@@ -81,7 +81,7 @@ pub static BUILTIN: &[BuiltinResource] = &[
         true,
         ["po"],
         ["all"],
-        ["status", "binding", "eviction", "resize"]
+        ["status", "binding", "eviction", "resize", "ephemeralcontainers"]
     ),
     builtin!("", "v1", "configmaps", "configmap", "ConfigMap", true, ["cm"], [], []),
     builtin!("", "v1", "secrets", "secret", "Secret", true, [], [], []),
