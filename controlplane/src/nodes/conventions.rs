@@ -164,6 +164,43 @@ pub fn process_outcome(container: &Container, env: &BTreeMap<String, String>) ->
     Some(shell::run(&argv, shell::Mode::Main, &context))
 }
 
+/// The exit code a container gets when the runtime cannot start its process (containerd's
+/// `StartError`).
+pub const START_ERROR_CODE: i32 = 128;
+
+/// What an ephemeral container's process does: as [`process_outcome`], but on the container's
+/// own `files` (a debug command such as `ls /missing` fails as on a node), and on an image whose
+/// contents are known (a shell image: busybox, alpine) a bare program the simulated shell does
+/// not know cannot be started: it exits at once with [`START_ERROR_CODE`] and the runtime's
+/// message (a real node reports `StartError`). `None` when it runs an image's own server.
+pub fn ephemeral_outcome(
+    container: &Container,
+    env: &BTreeMap<String, String>,
+    files: &mut super::files::ContainerFiles,
+) -> Option<shell::Outcome> {
+    let mut argv = process_argv(container);
+    let image = container.image.as_deref().unwrap_or_default();
+    if argv.is_empty() {
+        argv = image_default_argv(image);
+    }
+    let program = argv.first()?;
+    if !image_default_argv(image).is_empty() && !program.contains('/') && !shell::knows(program) {
+        return Some(shell::Outcome {
+            runs_for: Some(Duration::ZERO),
+            exit_code: START_ERROR_CODE,
+            stdout: String::new(),
+            stderr: format!(
+                "failed to create containerd task: failed to create shim task: OCI runtime create failed: \
+                 runc create failed: unable to start container process: exec: {program:?}: executable file \
+                 not found in $PATH: unknown"
+            ),
+        });
+    }
+    let context =
+        shell::Context { env: env.clone(), stdin: container.stdin.unwrap_or(false), ..Default::default() };
+    Some(shell::run_with_files(&argv, shell::Mode::Main, &context, files))
+}
+
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::core::v1::{EnvVar, ExecAction, Lifecycle, LifecycleHandler, SleepAction};

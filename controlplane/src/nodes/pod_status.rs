@@ -155,6 +155,19 @@ pub fn container_status(record: &ContainerRecord) -> ContainerStatus {
     }
 }
 
+/// The API status of one ephemeral container: as a container's, but never ready, without
+/// `started` (the kubelet's probe manager does not look at ephemeral containers) and without
+/// resources (an ephemeral container has none of its own).
+pub fn ephemeral_container_status(record: &ContainerRecord) -> ContainerStatus {
+    ContainerStatus {
+        ready: false,
+        started: None,
+        resources: None,
+        allocated_resources: None,
+        ..container_status(record)
+    }
+}
+
 /// Whether an init container is a sidecar (restartPolicy Always): it keeps running.
 pub fn is_sidecar(spec: &PodSpec, name: &str) -> bool {
     spec.init_containers

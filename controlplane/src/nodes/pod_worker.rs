@@ -49,11 +49,16 @@ struct Live {
     next_readiness: Option<Instant>,
     next_liveness: Option<Instant>,
     liveness_failures: i32,
+    /// Set when the runtime could not start the process (`StartError`, exit code 128).
+    start_error: Option<String>,
 }
 
-/// One container slot of the pod (init or app).
+/// One container slot of the pod (init, app or ephemeral).
 struct Slot {
     init: bool,
+    /// An ephemeral container (`init` is false): it never restarts, has no readiness and does
+    /// not count in the pod's phase or conditions.
+    ephemeral: bool,
     record: ContainerRecord,
     live: Option<Live>,
     retry_at: Option<Instant>,
@@ -106,6 +111,35 @@ fn rv(pod: &Pod) -> u64 {
 
 fn field_path(init: bool, name: &str) -> String {
     format!("spec.{}{{{name}}}", if init { "initContainers" } else { "containers" })
+}
+
+/// The field path of a slot's container, as the kubelet's events name it.
+fn slot_path(slot: &Slot) -> String {
+    if slot.ephemeral {
+        format!("spec.ephemeralContainers{{{}}}", slot.record.name)
+    } else {
+        field_path(slot.init, &slot.record.name)
+    }
+}
+
+impl Slot {
+    /// A regular (app) container.
+    fn is_app(&self) -> bool {
+        !self.init && !self.ephemeral
+    }
+}
+
+/// A pod's ephemeral containers as the containers the kubelet runs (the common part).
+fn ephemeral_containers(spec: &k8s_openapi::api::core::v1::PodSpec) -> Vec<Container> {
+    spec.ephemeral_containers
+        .iter()
+        .flatten()
+        .filter_map(|ephemeral| {
+            let mut common = serde_json::to_value(ephemeral).ok()?;
+            common.as_object_mut()?.remove("targetContainerName");
+            serde_json::from_value(common).ok()
+        })
+        .collect()
 }
 
 fn is_sidecar(container: &Container) -> bool {
@@ -256,7 +290,7 @@ impl PodWorker {
             if let Some(live) = slot.live.as_mut() {
                 if live.next_readiness.is_some() {
                     live.next_readiness = Some(now);
-                } else if !slot.init || is_sidecar(&live.spec) {
+                } else if (!slot.init && !slot.ephemeral) || (slot.init && is_sidecar(&live.spec)) {
                     live.ready_at = Some(now);
                 }
             }
@@ -314,7 +348,8 @@ impl PodWorker {
     }
 
     fn slot_index(&mut self, init: bool, container: &Container) -> usize {
-        if let Some(index) = self.slots.iter().position(|s| s.init == init && s.record.name == container.name)
+        if let Some(index) =
+            self.slots.iter().position(|s| s.init == init && !s.ephemeral && s.record.name == container.name)
         {
             return index;
         }
@@ -325,10 +360,33 @@ impl PodWorker {
         };
         self.slots.push(Slot {
             init,
+            ephemeral: false,
             record: ContainerRecord::waiting(
                 &container.name,
                 &container.image.clone().unwrap_or_default(),
                 waiting,
+            ),
+            live: None,
+            retry_at: None,
+            show_backoff_at: None,
+            failures: 0,
+            done: false,
+        });
+        self.slots.len() - 1
+    }
+
+    /// The slot of an ephemeral container, made (waiting in `ContainerCreating`) when new.
+    fn ephemeral_slot_index(&mut self, container: &Container) -> usize {
+        if let Some(index) = self.slots.iter().position(|s| s.ephemeral && s.record.name == container.name) {
+            return index;
+        }
+        self.slots.push(Slot {
+            init: false,
+            ephemeral: true,
+            record: ContainerRecord::waiting(
+                &container.name,
+                &container.image.clone().unwrap_or_default(),
+                "ContainerCreating",
             ),
             live: None,
             retry_at: None,
@@ -371,15 +429,26 @@ impl PodWorker {
         let lists = [
             (
                 true,
+                false,
                 spec.init_containers.clone().unwrap_or_default(),
                 status.init_container_statuses.clone().unwrap_or_default(),
             ),
-            (false, spec.containers.clone(), status.container_statuses.clone().unwrap_or_default()),
+            (false, false, spec.containers.clone(), status.container_statuses.clone().unwrap_or_default()),
+            (
+                false,
+                true,
+                ephemeral_containers(&spec),
+                status.ephemeral_container_statuses.clone().unwrap_or_default(),
+            ),
         ];
-        for (init, containers, statuses) in lists {
+        for (init, ephemeral, containers, statuses) in lists {
             for container in containers {
                 let Some(api_status) = statuses.iter().find(|s| s.name == container.name) else { continue };
-                let index = self.slot_index(init, &container);
+                let index = if ephemeral {
+                    self.ephemeral_slot_index(&container)
+                } else {
+                    self.slot_index(init, &container)
+                };
                 let slot = &mut self.slots[index];
                 slot.record.restart_count = api_status.restart_count;
                 slot.record.image = api_status.image.clone();
@@ -445,6 +514,7 @@ impl PodWorker {
                             .map(|_| now),
                         next_liveness: container.liveness_probe.as_ref().filter(|p| periodic(p)).map(|_| now),
                         liveness_failures: 0,
+                        start_error: None,
                     });
                 } else if let Some(terminated) = state.terminated {
                     slot.record.state = RunState::Terminated(Termination {
@@ -490,6 +560,13 @@ impl PodWorker {
         self.process_timers(pod);
         self.allocate_resize(pod);
 
+        // As the kubelet: ephemeral containers start before init containers are looked at (so
+        // a pod stuck in initialization can be debugged), once each: they never restart.
+        for container in ephemeral_containers(&spec) {
+            let index = self.ephemeral_slot_index(&container);
+            self.ensure_running(pod, index, &container).await;
+        }
+
         for container in spec.init_containers.iter().flatten() {
             let index = self.slot_index(true, container);
             if is_sidecar(container) {
@@ -524,7 +601,7 @@ impl PodWorker {
         let init: Vec<ContainerRecord> =
             self.slots.iter().filter(|s| s.init).map(|s| s.record.clone()).collect();
         let apps: Vec<ContainerRecord> =
-            self.slots.iter().filter(|s| !s.init).map(|s| s.record.clone()).collect();
+            self.slots.iter().filter(|s| s.is_app()).map(|s| s.record.clone()).collect();
         let phase = pod_status::phase(&spec, &init, &apps);
         if matches!(phase, "Succeeded" | "Failed") {
             self.terminal = true;
@@ -562,7 +639,8 @@ impl PodWorker {
 
     async fn start(&mut self, pod: &Arc<Pod>, index: usize, container: &Container) {
         let init = self.slots[index].init;
-        let path = Some(field_path(init, &container.name));
+        let ephemeral = self.slots[index].ephemeral;
+        let path = Some(slot_path(&self.slots[index]));
         self.slots[index].retry_at = None;
         self.slots[index].show_backoff_at = None;
         let image = match self.image_for(pod, container, path.clone()).await {
@@ -650,10 +728,29 @@ impl PodWorker {
         self.kubelet.event(pod, path, false, "Started", format!("Started container {}", container.name));
         let process_started = Instant::now();
         let started_at = Timestamp::now();
-        if let Some(outcome) = conventions::process_outcome(container, &environment) {
+        // An ephemeral container's process sees the container's files (`ls /missing` fails
+        // as on a node) and a debug image's unknown program cannot start.
+        let outcome = if ephemeral {
+            let mut files = files::ContainerFiles::new(
+                &image.reference,
+                files::mounts_of(pod, container, &self.kubelet.config.name),
+            );
+            conventions::ephemeral_outcome(container, &environment, &mut files)
+        } else {
+            conventions::process_outcome(container, &environment)
+        };
+        if let Some(outcome) = &outcome {
             self.kubelet.runtime.append_log(&started.id, false, &outcome.stdout);
             self.kubelet.runtime.append_log(&started.id, true, &outcome.stderr);
         }
+        let start_error = outcome
+            .as_ref()
+            .filter(|o| {
+                ephemeral
+                    && o.exit_code == conventions::START_ERROR_CODE
+                    && o.runs_for == Some(Duration::ZERO)
+            })
+            .map(|o| o.stderr.trim().to_string());
         // As the kubelet: the postStart hook runs before the container counts as running, and
         // the pod worker waits for it.
         let post_start = container.lifecycle.as_ref().and_then(|l| l.post_start.as_ref());
@@ -670,7 +767,13 @@ impl PodWorker {
             if post_start.is_some() { self.kubelet.config.timing.post_start_report } else { Duration::ZERO };
         let behaviour = conventions::behaviour(&environment);
         let sidecar = is_sidecar(container);
-        let exit = behaviour.exit.or_else(|| conventions::process_exit(container, &environment));
+        let exit = if ephemeral {
+            behaviour
+                .exit
+                .or_else(|| outcome.as_ref().and_then(|o| o.runs_for.map(|after| (after, o.exit_code))))
+        } else {
+            behaviour.exit.or_else(|| conventions::process_exit(container, &environment))
+        };
         let exit_at = match exit {
             Some((after, code)) => Some((process_started + after, code)),
             None if init && !sidecar => Some((now + self.kubelet.config.timing.start, 0)),
@@ -681,7 +784,7 @@ impl PodWorker {
         let started_at_probe = startup_delay.map(|delay| now + delay);
         let probe_start = now + hook_report + startup_delay.unwrap_or_default();
         let ready_at = match readiness {
-            _ if init && !sidecar => None,
+            _ if (init && !sidecar) || ephemeral => None,
             Some(probe) if !periodic(probe) => {
                 Some(probe_start + probe_delay(Some(probe)).max(self.kubelet.config.timing.readiness))
             }
@@ -719,6 +822,7 @@ impl PodWorker {
             next_readiness,
             next_liveness,
             liveness_failures: 0,
+            start_error,
         });
         if let Some(message) = hook_failure {
             self.fail_post_start(pod, index, message);
@@ -778,7 +882,7 @@ impl PodWorker {
     /// restarts per the restart policy (`PostStartHookError` until it does).
     fn fail_post_start(&mut self, pod: &Pod, index: usize, message: String) {
         let name = self.slots[index].record.name.clone();
-        let path = Some(field_path(self.slots[index].init, &name));
+        let path = Some(slot_path(&self.slots[index]));
         tracing::debug!(pod = %Self::pod_label(pod), container = %name, %message, "postStart hook failed");
         self.kubelet.event(pod, path.clone(), true, "FailedPostStartHook", "PostStartHook failed".into());
         self.kubelet.event(pod, path, false, "Killing", "FailedPostStartHook".into());
@@ -964,14 +1068,18 @@ impl PodWorker {
         }
         for (index, code) in exits {
             if let Some(live) = &self.slots[index].live {
-                let reason = if code == 0 { "Completed" } else { "Error" };
+                let reason = match &live.start_error {
+                    Some(_) => "StartError",
+                    None if code == 0 => "Completed",
+                    None => "Error",
+                };
                 self.kubelet.runtime.exit_container(&live.runtime_id, code, reason);
             }
             self.on_exit(index, code, &restart_policy, &label);
         }
         for index in kills {
             let name = self.slots[index].record.name.clone();
-            let path = Some(field_path(self.slots[index].init, &name));
+            let path = Some(slot_path(&self.slots[index]));
             self.kubelet.event(pod, path.clone(), true, "Unhealthy", "Liveness probe failed".into());
             self.kubelet.event(
                 pod,
@@ -1001,7 +1109,12 @@ impl PodWorker {
         let exited_at = self.kubelet.runtime.container(&live.runtime_id).map(|c| c.finished_at).unwrap_or(0);
         let termination = Termination {
             exit_code: code,
-            reason: if code == 0 { "Completed" } else { "Error" }.into(),
+            reason: match &live.start_error {
+                Some(_) => "StartError",
+                None if code == 0 => "Completed",
+                None => "Error",
+            }
+            .into(),
             started_at,
             finished_at: finished_time(exited_at, Timestamp::now()),
             container_id: slot.record.container_id.clone(),
@@ -1009,6 +1122,7 @@ impl PodWorker {
         slot.record.ready = false;
         let sidecar = is_sidecar(&live.spec);
         let restart = match (slot.init, sidecar) {
+            _ if slot.ephemeral => false,
             (true, false) => code != 0 && restart_policy != "Never",
             (true, true) => true,
             (false, _) => match restart_policy {
@@ -1095,7 +1209,7 @@ impl PodWorker {
     async fn restart_for_change(&mut self, pod: &Arc<Pod>, index: usize, container: &Container, why: &str) {
         let Some(live) = self.slots[index].live.take() else { return };
         let name = container.name.clone();
-        let path = Some(field_path(self.slots[index].init, &name));
+        let path = Some(slot_path(&self.slots[index]));
         self.kubelet.event(pod, path, false, "Killing", format!("Container {name} {why}, will be restarted"));
         let grace = Duration::from_secs(
             pod.spec.as_ref().and_then(|s| s.termination_grace_period_seconds).unwrap_or(30).max(0) as u64,
@@ -1138,7 +1252,7 @@ impl PodWorker {
         let spec = pod.spec.clone().unwrap_or_default();
         let mut changed = Vec::new();
         for container in &spec.containers {
-            let Some(index) = self.slots.iter().position(|s| !s.init && s.record.name == container.name)
+            let Some(index) = self.slots.iter().position(|s| s.is_app() && s.record.name == container.name)
             else {
                 continue;
             };
@@ -1189,7 +1303,7 @@ impl PodWorker {
         let spec = pod.spec.clone().unwrap_or_default();
         let mut pending = Vec::new();
         for container in &spec.containers {
-            let Some(index) = self.slots.iter().position(|s| !s.init && s.record.name == container.name)
+            let Some(index) = self.slots.iter().position(|s| s.is_app() && s.record.name == container.name)
             else {
                 continue;
             };
@@ -1255,7 +1369,7 @@ impl PodWorker {
                 let name = &slot.record.name;
                 self.kubelet.event(
                     &pod,
-                    Some(field_path(slot.init, name)),
+                    Some(slot_path(slot)),
                     false,
                     "Killing",
                     format!("Stopping container {name}"),
@@ -1361,7 +1475,7 @@ impl PodWorker {
         let init: Vec<ContainerRecord> =
             self.slots.iter().filter(|s| s.init).map(|s| s.record.clone()).collect();
         let apps: Vec<ContainerRecord> =
-            self.slots.iter().filter(|s| !s.init).map(|s| s.record.clone()).collect();
+            self.slots.iter().filter(|s| s.is_app()).map(|s| s.record.clone()).collect();
         let mut phase = pod_status::phase(&spec, &init, &apps);
         if pod.metadata.deletion_timestamp.is_some() && self.terminal {
             // A deleted pod ends in a terminal phase, as if its restart policy were Never.
@@ -1452,7 +1566,9 @@ impl PodWorker {
         let statuses = |init: bool, names: Vec<String>| {
             names
                 .iter()
-                .filter_map(|name| self.slots.iter().find(|s| s.init == init && &s.record.name == name))
+                .filter_map(|name| {
+                    self.slots.iter().find(|s| s.init == init && !s.ephemeral && &s.record.name == name)
+                })
                 .map(|slot| pod_status::container_status(&slot.record))
                 .collect::<Vec<_>>()
         };
@@ -1461,6 +1577,14 @@ impl PodWorker {
         let init_names: Vec<String> = spec.init_containers.iter().flatten().map(|c| c.name.clone()).collect();
         if !init_names.is_empty() {
             set(&mut status, "initContainerStatuses", to(serde_json::to_value(statuses(true, init_names))));
+        }
+        let ephemeral: Vec<_> = ephemeral_containers(&spec)
+            .iter()
+            .filter_map(|c| self.slots.iter().find(|s| s.ephemeral && s.record.name == c.name))
+            .map(|slot| pod_status::ephemeral_container_status(&slot.record))
+            .collect();
+        if !ephemeral.is_empty() {
+            set(&mut status, "ephemeralContainerStatuses", to(serde_json::to_value(ephemeral)));
         }
         if let Some(generation) = pod.metadata.generation {
             set(&mut status, "observedGeneration", Value::from(generation));

@@ -81,6 +81,13 @@ const KNOWN: &[&str] = &[
     "redis-server",
 ];
 
+/// Whether the simulated shell knows `program` (a busybox applet, shell builtin or shell it
+/// models); a path (`/bin/drain`) is looked at by its last segment.
+pub fn knows(program: &str) -> bool {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    KNOWN.contains(&name) || QUIET.contains(&name) || SHELLS.contains(&name)
+}
+
 /// What `argv` does when run the way `mode` says, with no files to act on.
 pub fn run(argv: &[String], mode: Mode, context: &Context) -> Outcome {
     run_on(argv, mode, context, None)
