@@ -11,6 +11,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "proto/kruise/api/v1/rollouts.proto",
         "proto/kruise/api/v1/image_pulls.proto",
         "proto/kruise/api/v1/recreates.proto",
+        "proto/kruise/api/v1/jobs.proto",
         "proto/kruise/api/v1/audit.proto",
     ];
     // `sqlx::migrate!` embeds the migrations: rebuild when they change.

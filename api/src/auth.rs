@@ -13,7 +13,8 @@
 //!   - name: ci-pipeline              # the actor in audit records
 //!     hash: "sha256:9f86d08…"        # `kruise api hash-token` prints it
 //!     namespaces: [default, staging] # or "*"
-//!     actions: [rollout, audit-read] # among rollout, image-pull, recreate, audit-read; or "*"
+//!     actions: [rollout, audit-read] # among rollout, image-pull, recreate, job, job-read,
+//!                                    # audit-read; or "*"
 //! ```
 //!
 //! Cluster-scoped targets (SidecarSets, whose sidecars run in pods of any namespace) need
@@ -41,6 +42,11 @@ pub enum Action {
     ImagePull,
     /// Request and read container recreates.
     Recreate,
+    /// Run AdvancedCronJobs now (a manual run) and read job results.
+    Job,
+    /// Read job results only (a BroadcastJob's per-node results): for dashboards and pipelines
+    /// that follow jobs without starting any.
+    JobRead,
     /// Read the audit history.
     AuditRead,
 }
@@ -52,12 +58,21 @@ impl Action {
             Self::Rollout => "rollout",
             Self::ImagePull => "image-pull",
             Self::Recreate => "recreate",
+            Self::Job => "job",
+            Self::JobRead => "job-read",
             Self::AuditRead => "audit-read",
         }
     }
 
     /// Every action.
-    pub const ALL: [Action; 4] = [Self::Rollout, Self::ImagePull, Self::Recreate, Self::AuditRead];
+    pub const ALL: [Action; 6] =
+        [Self::Rollout, Self::ImagePull, Self::Recreate, Self::Job, Self::JobRead, Self::AuditRead];
+
+    /// Whether holding this action also grants `other`: `job` includes reading job results
+    /// (`job-read`), as `rollout` includes reading rollouts.
+    pub fn implies(self, other: Action) -> bool {
+        self == other || (self == Self::Job && other == Self::JobRead)
+    }
 }
 
 impl fmt::Display for Action {
@@ -73,6 +88,16 @@ pub enum Scope<T> {
     All,
     /// Only these.
     Only(Vec<T>),
+}
+
+impl Scope<Action> {
+    /// Whether the scope grants `action`, directly or through an action that implies it.
+    pub fn grants(&self, action: Action) -> bool {
+        match self {
+            Self::All => true,
+            Self::Only(actions) => actions.iter().any(|held| held.implies(action)),
+        }
+    }
 }
 
 impl<T: PartialEq> Scope<T> {
@@ -99,13 +124,13 @@ pub struct Principal {
 impl Principal {
     /// Whether the principal may perform `action` in `namespace`.
     pub fn may(&self, action: Action, namespace: &str) -> bool {
-        self.actions.allows(&action) && self.namespaces.allows(&namespace.to_string())
+        self.actions.grants(action) && self.namespaces.allows(&namespace.to_string())
     }
 
     /// Whether the principal may perform `action` on a cluster-scoped object (a SidecarSet),
     /// whose effects reach pods in any namespace: only with every namespace (`"*"`) in scope.
     pub fn may_cluster_wide(&self, action: Action) -> bool {
-        self.actions.allows(&action) && self.namespaces == Scope::All
+        self.actions.grants(action) && self.namespaces == Scope::All
     }
 }
 
@@ -339,6 +364,27 @@ mod tests {
         assert!(!ci.may_cluster_wide(Action::Rollout), "a namespaced token may not touch SidecarSets");
         assert!(auditor.may_cluster_wide(Action::AuditRead));
         assert!(!auditor.may_cluster_wide(Action::Rollout));
+    }
+
+    #[test]
+    fn job_implies_job_read_and_not_the_reverse() {
+        let text = format!(
+            "tokens:\n  - name: runner\n    hash: {}\n    namespaces: [batch]\n    actions: [job]\n  - name: viewer\n    hash: {}\n    namespaces: [batch]\n    actions: [job-read]\n",
+            hash_token("runner-token"),
+            hash_token("viewer-token")
+        );
+        let registry = TokenRegistry::parse(&text).unwrap();
+        let Identity::Principal(runner) = registry.authenticate(Some(b"Bearer runner-token")) else {
+            panic!()
+        };
+        let Identity::Principal(viewer) = registry.authenticate(Some(b"Bearer viewer-token")) else {
+            panic!()
+        };
+        assert!(runner.may(Action::Job, "batch") && runner.may(Action::JobRead, "batch"));
+        assert!(!runner.may(Action::JobRead, "default"), "outside its namespaces");
+        assert!(viewer.may(Action::JobRead, "batch"));
+        assert!(!viewer.may(Action::Job, "batch"), "job-read does not run jobs");
+        assert!(!runner.may(Action::Rollout, "batch"));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The kruise-rs service API: what CI/CD systems call to roll workloads out, follow, pause,
-//! resume, promote and abort them, to pre-pull images and recreate containers, and what
-//! auditors ask who did what, when, and how it ended.
+//! resume, promote and abort them, to pre-pull images, recreate containers, run an
+//! AdvancedCronJob now and read a BroadcastJob's per-node results, and what auditors ask who
+//! did what, when, and how it ended.
 //!
 //! - [`store`]: the audit records, rollouts and their state transitions (PostgreSQL in
 //!   production, SQLite for `kruise up`), with embedded migrations.

@@ -796,3 +796,166 @@ pub struct Recreate {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<TaskTransition>,
 }
+
+/// The kind of object a run of an AdvancedCronJob is (the template it has).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub enum JobKind {
+    /// `batch/v1` Job (`jobTemplate`).
+    Job,
+    /// `apps.kruise.io/v1beta1` BroadcastJob (`broadcastJobTemplate`).
+    BroadcastJob,
+    /// `apps.kruise.io/v1beta1` ImageListPullJob (`imageListPullJobTemplate`).
+    ImageListPullJob,
+}
+
+impl JobKind {
+    /// The Kubernetes kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Job => "Job",
+            Self::BroadcastJob => "BroadcastJob",
+            Self::ImageListPullJob => "ImageListPullJob",
+        }
+    }
+
+    /// The Kubernetes `apiVersion`.
+    pub fn api_version(self) -> &'static str {
+        match self {
+            Self::Job => "batch/v1",
+            Self::BroadcastJob | Self::ImageListPullJob => "apps.kruise.io/v1beta1",
+        }
+    }
+}
+
+/// A request to run an AdvancedCronJob now, outside its schedule (as `kubectl create job
+/// --from=cronjob/NAME` does for a CronJob). The body is optional.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schema(example = json!({"reason": "re-run after the 02:00 run failed"}))]
+pub struct CronJobRunRequest {
+    /// Why (kept in the audit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A run of an AdvancedCronJob started by hand: the object created from its template.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CronJobRun {
+    /// The namespace.
+    pub namespace: String,
+    /// The AdvancedCronJob that owns the run.
+    #[schema(example = "nightly")]
+    pub advanced_cron_job: String,
+    /// What the run is.
+    pub kind: JobKind,
+    /// Its `apiVersion`.
+    #[schema(example = "apps.kruise.io/v1beta1")]
+    pub api_version: String,
+    /// Its name: `<advancedcronjob>-manual-<5 characters>`.
+    #[schema(example = "nightly-manual-x7k2p")]
+    pub name: String,
+    /// Its uid.
+    pub uid: String,
+    /// When it was created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<DateTime<Utc>>,
+    /// Its labels (the template's).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// Its annotations (the template's, and `cronjob.kubernetes.io/instantiate: manual`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// One container of a BroadcastJob's pod.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JobContainerResult {
+    /// The container.
+    pub name: String,
+    /// `waiting`, `running` or `terminated` (its current state; `unknown` before the kubelet
+    /// reported it).
+    pub state: String,
+    /// Restarts of this container.
+    pub restart_count: i32,
+    /// Exit code, when terminated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Why it waits or ended (`Completed`, `Error`, `OOMKilled`, `ImagePullBackOff`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Detail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// When the current (or last) run started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<DateTime<Utc>>,
+    /// When it ended, when terminated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+/// The result of a BroadcastJob on one node: its pod there.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JobNodeResult {
+    /// The node (absent while the pod is not bound to one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// The pod.
+    pub pod: String,
+    /// The pod's phase: `Pending`, `Running`, `Succeeded`, `Failed` or `Unknown`.
+    pub phase: String,
+    /// Restarts of its containers, summed.
+    pub restart_count: i32,
+    /// Why the pod is in its phase, when the kubelet said (`Evicted`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Detail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// When the kubelet started the pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<DateTime<Utc>>,
+    /// When the pod finished (its last container's end), once `Succeeded` or `Failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_time: Option<DateTime<Utc>>,
+    /// Its containers (init containers first).
+    pub containers: Vec<JobContainerResult>,
+}
+
+/// A BroadcastJob's status and its result on each node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BroadcastJobNodes {
+    /// The namespace.
+    pub namespace: String,
+    /// The BroadcastJob.
+    pub name: String,
+    /// Its uid (its pods carry it in their owner reference).
+    pub uid: String,
+    /// The job's phase as its status says: `running`, `paused`, `completed` or `failed` (absent
+    /// before the controller first reported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// Pods the job should run (one per eligible node).
+    pub desired: i32,
+    /// Pods running.
+    pub active: i32,
+    /// Pods that succeeded.
+    pub succeeded: i32,
+    /// Pods that failed.
+    pub failed: i32,
+    /// When the controller started the job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<DateTime<Utc>>,
+    /// When the job finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_time: Option<DateTime<Utc>>,
+    /// The job's conditions (`Complete`, `Failed`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<WorkloadCondition>,
+    /// Per pod of the job, by node then pod name.
+    pub nodes: Vec<JobNodeResult>,
+}

@@ -3,7 +3,7 @@
 //! the audit store on a real PostgreSQL started by the integration harness (SQLite when no
 //! PostgreSQL binaries exist on this machine; the outage step is then skipped, with a message):
 //!
-//! - reflection lists the four services;
+//! - reflection lists the five services;
 //! - no token is UNAUTHENTICATED, a token outside its scope PERMISSION_DENIED, bad input
 //!   INVALID_ARGUMENT with a `google.rpc.BadRequest` naming the fields, an unknown id NOT_FOUND,
 //!   a reused idempotency key with another request FAILED_PRECONDITION; each is audited with its
@@ -120,6 +120,7 @@ async fn reflection_lists_the_services(channel: &Channel) {
         "kruise.api.v1.Rollouts",
         "kruise.api.v1.ImagePulls",
         "kruise.api.v1.Recreates",
+        "kruise.api.v1.Jobs",
         "kruise.api.v1.Audit",
     ] {
         assert!(names.contains(service), "{service} not in {names:?}");

@@ -56,6 +56,8 @@ fn checked_in_openapi_document_matches_the_code() {
         "/v1/namespaces/{namespace}/image-pulls/{id}",
         "/v1/namespaces/{namespace}/recreates",
         "/v1/namespaces/{namespace}/recreates/{id}",
+        "/v1/namespaces/{namespace}/advancedcronjobs/{name}/runs",
+        "/v1/namespaces/{namespace}/broadcastjobs/{name}/nodes",
         "/v1/audit",
         "/healthz",
         "/readyz",

@@ -13,10 +13,11 @@ use super::proto;
 use crate::{
     error::ApiError,
     model::{
-        AuditListParams, AuditRecord, ContainerResources, FailurePolicy, ImagePull, ImagePullRequest,
-        IntOrPercent, NodeSelector, PodUpdatePolicy, PromoteRequest, Recreate, RecreateRequest,
-        RecreateStrategy, Rollout, RolloutListParams, RolloutRequest, RolloutStrategy,
-        SidecarSetRolloutRequest, SidecarSetRolloutStrategy, TaskTransition, WorkloadKind, WorkloadRef,
+        AuditListParams, AuditRecord, BroadcastJobNodes, ContainerResources, CronJobRun, CronJobRunRequest,
+        FailurePolicy, ImagePull, ImagePullRequest, IntOrPercent, JobContainerResult, JobKind, JobNodeResult,
+        NodeSelector, PodUpdatePolicy, PromoteRequest, Recreate, RecreateRequest, RecreateStrategy, Rollout,
+        RolloutListParams, RolloutRequest, RolloutStrategy, SidecarSetRolloutRequest,
+        SidecarSetRolloutStrategy, TaskTransition, WorkloadCondition, WorkloadKind, WorkloadRef,
     },
     operations::RolloutScope,
     store::{RolloutState, TaskState},
@@ -222,17 +223,7 @@ pub fn rollout(rollout: &Rollout) -> proto::Rollout {
             generation: p.generation,
             observed_generation: p.observed_generation,
         }),
-        conditions: rollout
-            .conditions
-            .iter()
-            .map(|c| proto::WorkloadCondition {
-                r#type: c.type_.clone(),
-                status: c.status.clone(),
-                reason: c.reason.clone(),
-                message: c.message.clone(),
-                last_transition_time: c.last_transition_time.map(timestamp),
-            })
-            .collect(),
+        conditions: rollout.conditions.iter().map(workload_condition).collect(),
         history: rollout
             .history
             .iter()
@@ -499,6 +490,90 @@ pub fn audit_record(record: &AuditRecord) -> proto::AuditRecord {
         correlation_id: record.correlation_id.clone(),
         message: record.message.clone(),
         finished_at: record.finished_at.map(timestamp),
+    }
+}
+
+/// A workload's (or a job's) condition as a gRPC message.
+fn workload_condition(c: &WorkloadCondition) -> proto::WorkloadCondition {
+    proto::WorkloadCondition {
+        r#type: c.type_.clone(),
+        status: c.status.clone(),
+        reason: c.reason.clone(),
+        message: c.message.clone(),
+        last_transition_time: c.last_transition_time.map(timestamp),
+    }
+}
+
+/// The body of a manual run from a gRPC request (the same as REST's).
+pub fn cron_job_run_request(request: &proto::RunAdvancedCronJobRequest) -> CronJobRunRequest {
+    CronJobRunRequest { reason: request.reason.clone() }
+}
+
+fn job_kind(kind: JobKind) -> proto::JobKind {
+    match kind {
+        JobKind::Job => proto::JobKind::Job,
+        JobKind::BroadcastJob => proto::JobKind::BroadcastJob,
+        JobKind::ImageListPullJob => proto::JobKind::ImageListPullJob,
+    }
+}
+
+/// A manual run as a gRPC message.
+pub fn cron_job_run(run: &CronJobRun) -> proto::CronJobRun {
+    proto::CronJobRun {
+        namespace: run.namespace.clone(),
+        advanced_cron_job: run.advanced_cron_job.clone(),
+        kind: job_kind(run.kind) as i32,
+        api_version: run.api_version.clone(),
+        name: run.name.clone(),
+        uid: run.uid.clone(),
+        created_at: run.created_at.map(timestamp),
+        labels: run.labels.clone(),
+        annotations: run.annotations.clone(),
+    }
+}
+
+fn job_container_result(c: &JobContainerResult) -> proto::JobContainerResult {
+    proto::JobContainerResult {
+        name: c.name.clone(),
+        state: c.state.clone(),
+        restart_count: c.restart_count,
+        exit_code: c.exit_code,
+        reason: c.reason.clone(),
+        message: c.message.clone(),
+        started_at: c.started_at.map(timestamp),
+        finished_at: c.finished_at.map(timestamp),
+    }
+}
+
+fn job_node_result(n: &JobNodeResult) -> proto::JobNodeResult {
+    proto::JobNodeResult {
+        node: n.node.clone(),
+        pod: n.pod.clone(),
+        phase: n.phase.clone(),
+        restart_count: n.restart_count,
+        reason: n.reason.clone(),
+        message: n.message.clone(),
+        start_time: n.start_time.map(timestamp),
+        finish_time: n.finish_time.map(timestamp),
+        containers: n.containers.iter().map(job_container_result).collect(),
+    }
+}
+
+/// A BroadcastJob's per-node results as a gRPC message.
+pub fn broadcastjob_nodes(job: &BroadcastJobNodes) -> proto::BroadcastJobNodes {
+    proto::BroadcastJobNodes {
+        namespace: job.namespace.clone(),
+        name: job.name.clone(),
+        uid: job.uid.clone(),
+        phase: job.phase.clone(),
+        desired: job.desired,
+        active: job.active,
+        succeeded: job.succeeded,
+        failed: job.failed,
+        start_time: job.start_time.map(timestamp),
+        completion_time: job.completion_time.map(timestamp),
+        conditions: job.conditions.iter().map(workload_condition).collect(),
+        nodes: job.nodes.iter().map(job_node_result).collect(),
     }
 }
 

@@ -1,5 +1,5 @@
-//! The gRPC transport (tonic): services `kruise.api.v1.Rollouts`, `ImagePulls`, `Recreates`
-//! and `Audit`, generated from `api/proto`, with server reflection (v1 and v1alpha) on.
+//! The gRPC transport (tonic): services `kruise.api.v1.Rollouts`, `ImagePulls`, `Recreates`,
+//! `Jobs` and `Audit`, generated from `api/proto`, with server reflection (v1 and v1alpha) on.
 //!
 //! Each method is as thin as a REST handler: it turns the call into a [`RequestContext`]
 //! (bearer token from the `authorization` metadata, correlation id from `x-request-id` or a new
@@ -382,6 +382,44 @@ impl proto::recreates_server::Recreates for GrpcApi {
 }
 
 #[tonic::async_trait]
+impl proto::jobs_server::Jobs for GrpcApi {
+    async fn run_advanced_cron_job(
+        &self,
+        request: Request<proto::RunAdvancedCronJobRequest>,
+    ) -> Reply<proto::RunAdvancedCronJobResponse> {
+        let method = "Jobs/RunAdvancedCronJob";
+        let (started, ctx) = (Instant::now(), self.context(&request, method));
+        let message = request.into_inner();
+        let input = Input::Typed(convert::cron_job_run_request(&message));
+        let result = self
+            .ops
+            .run_advancedcronjob(
+                &ctx,
+                &message.namespace,
+                &message.name,
+                message.idempotency_key.as_deref(),
+                input,
+            )
+            .await;
+        self.finish(&ctx, method, started, result, |created| proto::RunAdvancedCronJobResponse {
+            run: Some(convert::cron_job_run(&created.run)),
+            replayed: created.replayed,
+        })
+    }
+
+    async fn get_broadcast_job_nodes(
+        &self,
+        request: Request<proto::GetBroadcastJobNodesRequest>,
+    ) -> Reply<proto::BroadcastJobNodes> {
+        let method = "Jobs/GetBroadcastJobNodes";
+        let (started, ctx) = (Instant::now(), self.context(&request, method));
+        let message = request.into_inner();
+        let result = self.ops.broadcastjob_nodes(&ctx, &message.namespace, &message.name).await;
+        self.finish(&ctx, method, started, result, |job| convert::broadcastjob_nodes(&job))
+    }
+}
+
+#[tonic::async_trait]
 impl proto::audit_server::Audit for GrpcApi {
     async fn list(&self, request: Request<proto::ListAuditRequest>) -> Reply<proto::ListAuditResponse> {
         let (started, ctx) = (Instant::now(), self.context(&request, "Audit/List"));
@@ -397,7 +435,7 @@ impl proto::audit_server::Audit for GrpcApi {
     }
 }
 
-/// Serves the four services and reflection on `listener` until `shutdown` completes.
+/// Serves the five services and reflection on `listener` until `shutdown` completes.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     api: GrpcApi,
@@ -413,6 +451,7 @@ pub async fn serve(
         .add_service(proto::rollouts_server::RolloutsServer::new(api.clone()))
         .add_service(proto::image_pulls_server::ImagePullsServer::new(api.clone()))
         .add_service(proto::recreates_server::RecreatesServer::new(api.clone()))
+        .add_service(proto::jobs_server::JobsServer::new(api.clone()))
         .add_service(proto::audit_server::AuditServer::new(api))
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

@@ -11,12 +11,14 @@
 
 mod audit;
 mod image_pulls;
+mod jobs;
 mod recreates;
 mod rollouts;
 mod scope;
 mod tasks;
 
 pub use image_pulls::CreatedImagePull;
+pub use jobs::{CreatedRun, MANUAL_INSTANTIATE_ANNOTATION};
 pub use recreates::CreatedRecreate;
 pub use rollouts::{CreatedRollout, RolloutAction, WATCHER_ACTOR};
 pub(crate) use rollouts::{Live, PodCounts};
@@ -259,7 +261,7 @@ impl Operations {
         let principal = self.authenticated(ctx, draft).await?;
         let allowed = match namespace {
             Some(namespace) => principal.may(action, namespace),
-            None => principal.actions.allows(&action),
+            None => principal.actions.grants(action),
         };
         if !allowed {
             let message = match namespace {
@@ -326,8 +328,21 @@ impl Operations {
         result: Result<T, ApiError>,
         success_status: u16,
     ) -> Result<T, ApiError> {
+        self.record_outcome_with(ctx, draft, result, success_status, None).await
+    }
+
+    /// [`Self::record_outcome`], keeping `success_message` in the record when the change was
+    /// made (what was created, when the request could not say it in advance).
+    async fn record_outcome_with<T>(
+        &self,
+        ctx: &RequestContext,
+        draft: &Draft,
+        result: Result<T, ApiError>,
+        success_status: u16,
+        success_message: Option<String>,
+    ) -> Result<T, ApiError> {
         let (outcome, status, message) = match &result {
-            Ok(_) => (Outcome::Accepted, success_status, None),
+            Ok(_) => (Outcome::Accepted, success_status, success_message),
             Err(error) => (error.outcome(), error.status().as_u16(), Some(error.to_string())),
         };
         let grpc = grpc_status(ctx, &result);

@@ -4,6 +4,7 @@
 //! one [`Operations`] method and render its result.
 
 mod handlers;
+mod jobs;
 mod sidecarsets;
 
 use std::{sync::Arc, time::Instant};
@@ -53,7 +54,7 @@ pub struct AppState {
     info(
         title = "kruise-rs service API",
         version = "v1",
-        description = "Rollouts, image pre-pulls and container recreates for CI/CD systems, with an audit \
+        description = "Rollouts, image pre-pulls, container recreates and job runs for CI/CD systems, with an audit \
 history (the same operations are served over gRPC, package kruise.api.v1). Every `/v1` request needs `Authorization: Bearer <token>`; errors are `application/problem+json` \
 (RFC 9457) with per-field `errors` on 422.",
         license(name = "Apache-2.0")
@@ -79,6 +80,8 @@ history (the same operations are served over gRPC, package kruise.api.v1). Every
         handlers::get_image_pull,
         handlers::create_recreate,
         handlers::get_recreate,
+        jobs::run_advancedcronjob,
+        jobs::broadcastjob_nodes,
         handlers::list_audit,
         handlers::healthz,
         handlers::readyz,
@@ -96,6 +99,12 @@ history (the same operations are served over gRPC, package kruise.api.v1). Every
         crate::model::ImagePull,
         crate::model::RecreateRequest,
         crate::model::Recreate,
+        crate::model::CronJobRunRequest,
+        crate::model::CronJobRun,
+        crate::model::JobKind,
+        crate::model::BroadcastJobNodes,
+        crate::model::JobNodeResult,
+        crate::model::JobContainerResult,
         crate::model::AuditRecord,
         crate::model::AuditList,
         crate::model::Health,
@@ -105,6 +114,7 @@ history (the same operations are served over gRPC, package kruise.api.v1). Every
         (name = "rollouts", description = "Roll a workload to new images or resources, or a SidecarSet's sidecars to new images; follow, pause, resume, promote, abort."),
         (name = "image-pulls", description = "Pull images on nodes ahead of a rollout; follow the per-node results."),
         (name = "recreates", description = "Restart containers of a pod, or of a workload's pods batch by batch; follow the per-pod results."),
+        (name = "jobs", description = "Run an AdvancedCronJob now; read a BroadcastJob's result on each node."),
         (name = "audit", description = "Who asked for what, when, and how it ended."),
         (name = "health", description = "Liveness, readiness and metrics (no token needed)."),
     )
@@ -210,6 +220,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/namespaces/{namespace}/image-pulls/{id}", get(handlers::get_image_pull))
         .route("/v1/namespaces/{namespace}/recreates", post(handlers::create_recreate))
         .route("/v1/namespaces/{namespace}/recreates/{id}", get(handlers::get_recreate))
+        .route("/v1/namespaces/{namespace}/advancedcronjobs/{name}/runs", post(jobs::run_advancedcronjob))
+        .route("/v1/namespaces/{namespace}/broadcastjobs/{name}/nodes", get(jobs::broadcastjob_nodes))
         .route("/v1/audit", get(handlers::list_audit))
         .route("/healthz", get(handlers::healthz))
         .route("/readyz", get(handlers::readyz))

@@ -36,6 +36,10 @@ pub const AUDITOR: &str = "auditor-token-0123456789";
 pub const TEAM_AUDITOR: &str = "team-auditor-token-0123456789";
 /// Token that may pre-pull images and recreate containers in `default` only.
 pub const OPS: &str = "ops-token-0123456789";
+/// Token that may run AdvancedCronJobs (and read job results) in `default` only.
+pub const JOBS: &str = "jobs-token-0123456789";
+/// Token that may read job results in `default` only.
+pub const JOB_VIEWER: &str = "job-viewer-token-0123456789";
 
 /// How long a rollout may take in a test.
 pub const SETTLE: Duration = Duration::from_secs(90);
@@ -65,6 +69,14 @@ pub fn tokens() -> TokenRegistry {
                 Scope::Only(vec!["default".into()]),
                 Scope::Only(vec![Action::ImagePull, Action::Recreate]),
             ),
+        )
+        .with_token(
+            JOBS,
+            principal("jobs", Scope::Only(vec!["default".into()]), Scope::Only(vec![Action::Job])),
+        )
+        .with_token(
+            JOB_VIEWER,
+            principal("job-viewer", Scope::Only(vec!["default".into()]), Scope::Only(vec![Action::JobRead])),
         )
 }
 
