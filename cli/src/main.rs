@@ -29,7 +29,8 @@ enum Command {
     Manager(commands::manager::ManagerArgs),
     /// Run simulated nodes (kubelet + CRI each, optionally the scheduler) against an API server.
     Nodes(commands::nodes::NodesArgs),
-    /// Run the service API (REST: rollouts, audit) against a cluster; print its OpenAPI document.
+    /// Run the service API (REST and gRPC: rollouts, pre-pulls, recreates, job runs, audit) against a
+    /// cluster; print its OpenAPI document.
     Api(commands::api::ApiArgs),
     /// Run the node daemon (kruise-daemon) of one node: image pre-pull over the node's CRI.
     Daemon(commands::daemon::DaemonArgs),
@@ -39,6 +40,10 @@ enum Command {
     Prepull(commands::prepull::PrepullArgs),
     /// Recreate (restart) containers through the service API (client).
     Recreate(commands::recreate::RecreateArgs),
+    /// Run an AdvancedCronJob now through the service API (client).
+    Cronjob(commands::cronjob::CronjobArgs),
+    /// Show a BroadcastJob's result on each node through the service API (client).
+    Broadcastjob(commands::broadcastjob::BroadcastjobArgs),
     /// Query the service API's audit history (client).
     Audit(commands::audit::AuditArgs),
 }
@@ -57,6 +62,8 @@ fn main() -> ExitCode {
         Command::Rollout(args) => commands::rollout::run(&args),
         Command::Prepull(args) => commands::prepull::run(&args),
         Command::Recreate(args) => commands::recreate::run(&args),
+        Command::Cronjob(args) => commands::cronjob::run(&args),
+        Command::Broadcastjob(args) => commands::broadcastjob::run(&args),
         Command::Audit(args) => commands::audit::run(&args),
     };
     match result {

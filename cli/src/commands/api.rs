@@ -23,7 +23,7 @@ use kruise_api::{ApiOptions, ApiServer, Store, TokenRegistry, auth};
     after_help = "Example:\n  kruise api --kubeconfig ~/.kube/config --database-url postgres://kruise@db/kruise \\\n    \
 --tokens-file tokens.yaml --rest-addr 0.0.0.0:8080 --grpc-addr 0.0.0.0:9090\n\nTokens file (YAML or JSON; hashes from `kruise api hash-token`):\n  \
 tokens:\n    - name: ci-pipeline\n      hash: sha256:<64 hex>\n      namespaces: [default, staging]   # or \"*\"\n      \
-actions: [rollout, audit-read]      # rollout, image-pull, recreate, audit-read; or \"*\""
+actions: [rollout, audit-read]      # rollout, image-pull, recreate, job, job-read, audit-read; or \"*\""
 )]
 pub struct ApiArgs {
     #[command(subcommand)]

@@ -1,7 +1,7 @@
-//! What the client subcommands (`rollout`, `prepull`, `recreate`, `audit`) share: where the
-//! service API is and which token to send, the REST calls, problem documents turned into
-//! `error: <title>: <detail>` messages, and the two output formats (human text, or the server's
-//! JSON unchanged so scripts can pipe it into `jq`).
+//! What the client subcommands (`rollout`, `prepull`, `recreate`, `cronjob`, `broadcastjob`,
+//! `audit`) share: where the service API is and which token to send, the REST calls, problem
+//! documents turned into `error: <title>: <detail>` messages, and the two output formats (human
+//! text, or the server's JSON unchanged so scripts can pipe it into `jq`).
 
 use std::{fmt, path::PathBuf, time::Duration};
 

@@ -3,8 +3,10 @@
 pub mod api;
 pub mod apiserver;
 pub mod audit;
+pub mod broadcastjob;
 pub mod client;
 pub mod crds;
+pub mod cronjob;
 pub mod daemon;
 pub mod manager;
 pub mod nodes;
