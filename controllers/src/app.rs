@@ -189,6 +189,21 @@ const CONTROLLERS: &[Entry] = &[
         enabled: |gates| gates.enabled(Gate::ImagePullJobGate),
         start: |caches, metrics, _, synced| Box::pin(crate::imagelistpulljob::run(caches, metrics, synced)),
     },
+    Entry {
+        readiness_check: "broadcastjob-caches",
+        enabled: always,
+        start: |caches, metrics, _, synced| Box::pin(crate::broadcastjob::run(caches, metrics, synced)),
+    },
+    Entry {
+        readiness_check: "advancedcronjob-caches",
+        enabled: always,
+        start: |caches, metrics, _, synced| Box::pin(crate::advancedcronjob::run(caches, metrics, synced)),
+    },
+    Entry {
+        readiness_check: "ephemeraljob-caches",
+        enabled: always,
+        start: |caches, metrics, _, synced| Box::pin(crate::ephemeraljob::run(caches, metrics, synced)),
+    },
 ];
 
 /// The controllers the feature gates enable, each marking its readiness check

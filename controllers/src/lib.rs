@@ -22,11 +22,14 @@
 //! - [`podprobemarker`], [`nodepodprobe`]: custom pod probes (markers compiled into one
 //!   NodePodProbe per node, which the node daemon runs; results written back onto the pods).
 
+pub mod advancedcronjob;
 pub mod app;
+pub mod broadcastjob;
 pub mod cloneset;
 pub mod containerlaunchpriority;
 pub mod containerrecreaterequest;
 pub mod daemonset;
+pub mod ephemeraljob;
 pub mod error;
 pub mod imagejob;
 pub mod imagelistpulljob;

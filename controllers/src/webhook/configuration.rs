@@ -186,6 +186,26 @@ const MUTATING: &[WebhookSpec] = &[
         exempt_control_plane: false,
         only_delete_protected: false,
     },
+    WebhookSpec {
+        name: "mbroadcastjob.kb.io",
+        path: super::BROADCASTJOB_MUTATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "broadcastjobs",
+        exempt_control_plane: false,
+        only_delete_protected: false,
+    },
+    WebhookSpec {
+        name: "madvancedcronjob.kb.io",
+        path: super::ADVANCEDCRONJOB_MUTATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "advancedcronjobs",
+        exempt_control_plane: false,
+        only_delete_protected: false,
+    },
 ];
 
 const VALIDATING: &[WebhookSpec] = &[
@@ -266,6 +286,36 @@ const VALIDATING: &[WebhookSpec] = &[
         versions: &["v1alpha1", "v1beta1"],
         operations: &["CREATE", "UPDATE"],
         resource: "nodeimages",
+        exempt_control_plane: false,
+        only_delete_protected: false,
+    },
+    WebhookSpec {
+        name: "vbroadcastjob.kb.io",
+        path: super::BROADCASTJOB_VALIDATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "broadcastjobs",
+        exempt_control_plane: false,
+        only_delete_protected: false,
+    },
+    WebhookSpec {
+        name: "vadvancedcronjob.kb.io",
+        path: super::ADVANCEDCRONJOB_VALIDATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "advancedcronjobs",
+        exempt_control_plane: false,
+        only_delete_protected: false,
+    },
+    WebhookSpec {
+        name: "vephemeraljobs.kb.io",
+        path: super::EPHEMERALJOB_VALIDATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "ephemeraljobs",
         exempt_control_plane: false,
         only_delete_protected: false,
     },
@@ -621,7 +671,9 @@ mod tests {
                 "mimagelistpulljob-v1beta1.kb.io",
                 "mimagepulljob-v1beta1.kb.io",
                 "msidecarset.kb.io",
-                "mnodeimage.kb.io"
+                "mnodeimage.kb.io",
+                "mbroadcastjob.kb.io",
+                "madvancedcronjob.kb.io"
             ]
         );
         let pod = &mutating["webhooks"][0];
@@ -674,6 +726,9 @@ mod tests {
                 "vsidecarset.kb.io",
                 "vpodprobemarker.kb.io",
                 "vnodeimage.kb.io",
+                "vbroadcastjob.kb.io",
+                "vadvancedcronjob.kb.io",
+                "vephemeraljobs.kb.io",
                 "vbuiltindeployment.kb.io",
                 "vbuiltinreplicaset.kb.io",
                 "vbuiltinstatefulset.kb.io",
@@ -684,7 +739,7 @@ mod tests {
             ]
         );
         // Upstream's deletion-protection webhooks: DELETE only, labelled objects only.
-        let namespace = &validating["webhooks"][12];
+        let namespace = &validating["webhooks"][15];
         assert_eq!(
             namespace["rules"],
             json!([{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["namespaces"]}])
@@ -694,11 +749,11 @@ mod tests {
             json!({"matchExpressions": [{"key": "policy.kruise.io/delete-protection", "operator": "Exists"}]})
         );
         assert_eq!(namespace["clientConfig"]["url"], "https://127.0.0.1:9876/validate-namespace");
-        let crd = &validating["webhooks"][11];
+        let crd = &validating["webhooks"][14];
         assert_eq!(crd["rules"][0]["apiGroups"], json!(["apiextensions.k8s.io"]));
         assert_eq!(crd["rules"][0]["apiVersions"], json!(["v1", "v1beta1"]));
-        assert_eq!(validating["webhooks"][10]["rules"][0]["resources"], json!(["statefulsets"]));
-        assert_eq!(validating["webhooks"][10]["rules"][0]["apiGroups"], json!(["apps"]));
+        assert_eq!(validating["webhooks"][13]["rules"][0]["resources"], json!(["statefulsets"]));
+        assert_eq!(validating["webhooks"][13]["rules"][0]["apiGroups"], json!(["apps"]));
         assert!(validating["webhooks"][0].get("objectSelector").is_none());
         let daemonset = &validating["webhooks"][2];
         assert_eq!(

@@ -14,6 +14,9 @@
 //! - `/mutate-apps-kruise-io-sidecarset` and `/validate-apps-kruise-io-sidecarset`
 //!   ([`sidecarset`]): SidecarSet defaults, hash annotations and validation, including the
 //!   conflicts with other SidecarSets;
+//! - `/mutate-apps-kruise-io-{broadcastjob,advancedcronjob}`, their `/validate-...` twins and
+//!   `/validate-apps-kruise-io-v1alpha1-ephemeraljob` ([`jobs`]): defaults and validation of the
+//!   Job kinds;
 //! - `/mutate-pod` ([`pod`]): the `KruisePodReady` readiness gate on Kruise-owned pods;
 //! - `/validate-namespace`, `/validate-customresourcedefinition`, `/validate-apps-deployment`,
 //!   `/validate-apps-replicaset`, `/validate-apps-statefulset`, `/validate-service` and
@@ -45,6 +48,7 @@ pub mod crr;
 pub mod daemonset;
 pub mod deletion_protection;
 pub mod imagejobs;
+pub mod jobs;
 pub mod peers;
 pub mod pod;
 pub mod podprobemarker;
@@ -89,6 +93,16 @@ pub const CONTAINERRECREATEREQUEST_MUTATING_PATH: &str = "/mutate-apps-kruise-io
 pub const SIDECARSET_MUTATING_PATH: &str = "/mutate-apps-kruise-io-sidecarset";
 /// Path of the SidecarSet validating webhook.
 pub const SIDECARSET_VALIDATING_PATH: &str = "/validate-apps-kruise-io-sidecarset";
+/// Path of the BroadcastJob defaulting webhook.
+pub const BROADCASTJOB_MUTATING_PATH: &str = "/mutate-apps-kruise-io-broadcastjob";
+/// Path of the BroadcastJob validating webhook.
+pub const BROADCASTJOB_VALIDATING_PATH: &str = "/validate-apps-kruise-io-broadcastjob";
+/// Path of the AdvancedCronJob defaulting webhook.
+pub const ADVANCEDCRONJOB_MUTATING_PATH: &str = "/mutate-apps-kruise-io-advancedcronjob";
+/// Path of the AdvancedCronJob validating webhook.
+pub const ADVANCEDCRONJOB_VALIDATING_PATH: &str = "/validate-apps-kruise-io-advancedcronjob";
+/// Path of the EphemeralJob validating webhook (upstream names it after its only version).
+pub const EPHEMERALJOB_VALIDATING_PATH: &str = "/validate-apps-kruise-io-v1alpha1-ephemeraljob";
 /// Path of the pod mutating webhook.
 pub const POD_MUTATING_PATH: &str = "/mutate-pod";
 /// Path of the PodProbeMarker validating webhook.

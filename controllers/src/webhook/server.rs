@@ -50,6 +50,7 @@ use super::{
     conversion, crr, daemonset,
     deletion_protection::{self, DeletionOptions, Dependents, Lookup, Prepared, Target, ValidationOptions},
     imagejobs::{self, ImageKind},
+    jobs::{self, JobKind},
     pod::{self, PodMutationOptions, SidecarContext},
     sidecarset::{self, SidecarSetAdmission, SidecarSetLookups},
     statefulset,
@@ -172,6 +173,26 @@ fn router(state: HandlerState) -> Router {
         )
         .route(NODEIMAGE_MUTATING_PATH, post(|body| image_admission(ImageKind::NodeImage, true, body)))
         .route(NODEIMAGE_VALIDATING_PATH, post(|body| image_admission(ImageKind::NodeImage, false, body)))
+        .route(
+            super::BROADCASTJOB_MUTATING_PATH,
+            post(|body| job_admission(JobKind::BroadcastJob, true, body)),
+        )
+        .route(
+            super::BROADCASTJOB_VALIDATING_PATH,
+            post(|body| job_admission(JobKind::BroadcastJob, false, body)),
+        )
+        .route(
+            super::ADVANCEDCRONJOB_MUTATING_PATH,
+            post(|body| job_admission(JobKind::AdvancedCronJob, true, body)),
+        )
+        .route(
+            super::ADVANCEDCRONJOB_VALIDATING_PATH,
+            post(|body| job_admission(JobKind::AdvancedCronJob, false, body)),
+        )
+        .route(
+            super::EPHEMERALJOB_VALIDATING_PATH,
+            post(|body| job_admission(JobKind::EphemeralJob, false, body)),
+        )
         .route(SIDECARSET_MUTATING_PATH, post(|body| review(sidecarset::mutate, body)))
         .route(SIDECARSET_VALIDATING_PATH, post(validate_sidecarset))
         .route(CONTAINERRECREATEREQUEST_MUTATING_PATH, post(mutate_crr))
@@ -354,6 +375,14 @@ async fn image_admission(kind: ImageKind, mutating: bool, body: Bytes) -> Json<V
     Json(match parse_review(&body) {
         Ok(request) if mutating => into_review(imagejobs::mutate(kind, &request)),
         Ok(request) => into_review(imagejobs::validate(kind, &request)),
+        Err(response) => into_review(*response),
+    })
+}
+
+async fn job_admission(kind: JobKind, mutating: bool, body: Bytes) -> Json<Value> {
+    Json(match parse_review(&body) {
+        Ok(request) if mutating => into_review(jobs::mutate(kind, &request)),
+        Ok(request) => into_review(jobs::validate(kind, &request)),
         Err(response) => into_review(*response),
     })
 }

@@ -4,7 +4,9 @@
 //! scenarios; see `kruise_integration::suite` for its arguments.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
+mod advancedcronjob;
 mod apiserver;
+mod broadcastjob;
 mod cloneset;
 mod cloneset_features;
 mod cloneset_kit;
@@ -17,6 +19,7 @@ mod daemon_kit;
 mod daemonset;
 mod deletion_protection;
 mod envmeta;
+mod ephemeraljob;
 mod journal;
 mod kubectl;
 mod kubectl_create;
@@ -78,6 +81,34 @@ fn main() -> ExitCode {
         Scenario {
             name: "sidecarterminator::job_pods_complete_despite_sidecars",
             run: |scene| Box::pin(sidecarterminator::job_pods_complete_despite_sidecars(scene)),
+        },
+        Scenario {
+            name: "advancedcronjob::runs_on_schedule",
+            run: |scene| Box::pin(advancedcronjob::runs_on_schedule(scene)),
+        },
+        Scenario {
+            name: "broadcastjob::runs_once_on_every_node",
+            run: |scene| Box::pin(broadcastjob::runs_once_on_every_node(scene)),
+        },
+        Scenario {
+            name: "broadcastjob::never_policy_serves_new_nodes",
+            run: |scene| Box::pin(broadcastjob::never_policy_serves_new_nodes(scene)),
+        },
+        Scenario {
+            name: "broadcastjob::fail_fast_and_deadline",
+            run: |scene| Box::pin(broadcastjob::fail_fast_and_deadline(scene)),
+        },
+        Scenario {
+            name: "ephemeraljob::runs_on_replicas_and_succeeds",
+            run: |scene| Box::pin(ephemeraljob::runs_on_replicas_and_succeeds(scene)),
+        },
+        Scenario {
+            name: "ephemeraljob::failing_command_fails_the_job",
+            run: |scene| Box::pin(ephemeraljob::failing_command_fails_the_job(scene)),
+        },
+        Scenario {
+            name: "ephemeraljob::deadline_and_ttl",
+            run: |scene| Box::pin(ephemeraljob::deadline_and_ttl(scene)),
         },
         Scenario {
             name: "sidecarset::hot_upgrade_keeps_a_sidecar_ready",
@@ -182,6 +213,10 @@ fn main() -> ExitCode {
         Scenario {
             name: "service_api::rollout_daemonset_in_place_through_rest",
             run: |scene| Box::pin(service_api::rollout_daemonset_in_place_through_rest(scene)),
+        },
+        Scenario {
+            name: "service_api::advancedcronjob_manual_run_and_broadcastjob_results",
+            run: |scene| Box::pin(service_api::advancedcronjob_manual_run_and_broadcastjob_results(scene)),
         },
         Scenario {
             name: "cloneset::image_pre_download",
