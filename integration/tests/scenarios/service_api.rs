@@ -3,7 +3,9 @@
 //! new image in place, `GET .../rollouts/{id}` follows it to Succeeded, the pods keep their UIDs
 //! with one restart each, and the audit history records who asked and how it ended. The same
 //! for an Advanced StatefulSet, with a partition that holds the lowest ordinal back until the
-//! rollout is promoted.
+//! rollout is promoted. A manual run of an AdvancedCronJob (`kruise cronjob run`) creates its
+//! BroadcastJob at once, and the BroadcastJob's nodes endpoint (`kruise broadcastjob results`)
+//! reports each node's result.
 
 use std::{
     io::{BufRead, BufReader},
@@ -12,15 +14,15 @@ use std::{
 };
 
 use k8s_openapi::api::core::v1::Pod;
-use kruise_crds::apps::v1beta1::{DaemonSet, StatefulSet};
-use kruise_integration::{Scene, Skip, nodes::fresh_kruise_binary};
+use kruise_crds::apps::v1beta1::{AdvancedCronJob, BroadcastJob, DaemonSet, StatefulSet};
+use kruise_integration::{Scene, Skip, manager::ManagerSpec, nodes::fresh_kruise_binary};
 use kube::{
     Api, ResourceExt,
     api::{ApiResource, DynamicObject, ListParams, PostParams},
 };
 use serde_json::{Value, json};
 
-use crate::cloneset_kit::{Kit, SETTLE, cloneset, image_of, is_ready, restarts_of};
+use crate::cloneset_kit::{Kit, SETTLE, cloneset, image_of, is_ready, restarts_of, start_manager};
 
 /// A token and its `kruise api hash-token` hash.
 const TOKEN: &str = "secret-token-value-123";
@@ -442,6 +444,166 @@ pub async fn rollout_daemonset_in_place_through_rest(scene: Scene) -> Result<(),
     let nodes: std::collections::BTreeSet<String> =
         at_partition.iter().filter_map(|pod| pod.spec.as_ref()?.node_name.clone()).collect();
     assert_eq!(nodes.len(), 3, "one pod per node throughout: {at_partition:#?}");
+    kit.shutdown().await;
+    Ok(())
+}
+
+/// Runs the `kruise` client against the API with the scenario's token; the exit code and stdout.
+async fn kruise_client(api: &ApiProcess, args: &[&str]) -> (i32, String) {
+    let mut command = Command::new(fresh_kruise_binary().unwrap());
+    command.args(args).args(["--server", &api.rest, "--token", TOKEN, "-o", "json"]).env("RUST_LOG", "warn");
+    let output = tokio::task::spawn_blocking(move || command.output()).await.unwrap().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.code().is_some(),
+        "kruise {args:?} was killed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    if !output.status.success() {
+        eprintln!("kruise {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    (output.status.code().unwrap_or(-1), stdout)
+}
+
+/// A manual run of an AdvancedCronJob and a BroadcastJob's per-node results, through a
+/// `kruise api` process and the `kruise` client: `kruise cronjob run` on an AdvancedCronJob
+/// whose schedule is far away creates, at once, the BroadcastJob of its template (owned by the
+/// AdvancedCronJob, annotated as a manual run, with no scheduled-at time), which the
+/// BroadcastJob controller runs on each of the three nodes; `GET .../broadcastjobs/{name}/nodes`
+/// (and `kruise broadcastjob results --wait`) then reports each node's pod as Succeeded with
+/// exit code 0, and the audit names the run.
+pub async fn advancedcronjob_manual_run_and_broadcastjob_results(scene: Scene) -> Result<(), Skip> {
+    let mut kit = Kit::start_with(&scene, None).await;
+    wait_served::<AdvancedCronJob>(&kit).await;
+    wait_served::<BroadcastJob>(&kit).await;
+    kit.manager = Some(start_manager(&scene, ManagerSpec::in_process()).await);
+    let mut node_names = kit.nodes.as_ref().expect("the kit starts nodes").names().to_vec();
+    node_names.sort();
+
+    let cron_jobs: Api<AdvancedCronJob> = Api::namespaced(kit.client.clone(), "default");
+    let manifest: AdvancedCronJob = serde_json::from_value(json!({
+        "apiVersion": "apps.kruise.io/v1beta1", "kind": "AdvancedCronJob",
+        "metadata": {"name": "warm-cache"},
+        "spec": {
+            // Once a year: never due while the scenario runs.
+            "schedule": "0 3 1 1 *",
+            "template": {"broadcastJobTemplate": {
+                "metadata": {"labels": {"team": "infra"}},
+                "spec": {
+                    "parallelism": "100%", "completionPolicy": {"type": "Always"},
+                    "template": {"spec": {"restartPolicy": "Never", "containers": [
+                        {"name": "main", "image": "busybox", "command": ["/bin/sh", "-c", "sleep 1"]},
+                    ]}},
+                },
+            }},
+        }
+    }))
+    .unwrap();
+    let cron_job = cron_jobs.create(&PostParams::default(), &manifest).await.unwrap();
+    let api = start_api(&scene);
+
+    let (code, stdout) =
+        kruise_client(&api, &["cronjob", "run", "warm-cache", "--reason", "warm the new nodes now"]).await;
+    assert_eq!(code, 0, "{stdout}");
+    let run: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(
+        (&run["kind"], &run["advancedCronJob"]),
+        (&json!("BroadcastJob"), &json!("warm-cache")),
+        "{run:#}"
+    );
+    let name = run["name"].as_str().unwrap().to_string();
+    assert!(name.starts_with("warm-cache-manual-"), "{name}");
+
+    // The child, through the Kubernetes API.
+    let jobs: Api<BroadcastJob> = Api::namespaced(kit.client.clone(), "default");
+    let child = jobs.get(&name).await.unwrap();
+    let owner = child.owner_references().first().cloned().expect("the run has an owner");
+    assert_eq!(
+        (owner.kind.as_str(), owner.uid, owner.controller),
+        ("AdvancedCronJob", cron_job.uid().unwrap(), Some(true)),
+        "the AdvancedCronJob controls its run"
+    );
+    assert_eq!(
+        child.annotations().get("cronjob.kubernetes.io/instantiate").map(String::as_str),
+        Some("manual")
+    );
+    assert!(
+        !child.annotations().contains_key("apps.kruise.io/scheduled-at"),
+        "a manual run has no scheduled time"
+    );
+    assert_eq!(child.labels().get("team").map(String::as_str), Some("infra"));
+    scene.observe(
+        "manual run",
+        json!({"kind": run["kind"], "owner": "AdvancedCronJob/warm-cache", "instantiate": "manual"}),
+    );
+
+    // The per-node results, through REST, once the BroadcastJob controller finished the job.
+    let http = reqwest::Client::new();
+    let path = format!("{}/v1/namespaces/default/broadcastjobs/{name}/nodes", api.rest);
+    let deadline = Instant::now() + SETTLE;
+    let results = loop {
+        let response = http.get(&path).bearer_auth(TOKEN).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        let results: Value = response.json().await.unwrap();
+        if results["phase"] == "completed" {
+            break results;
+        }
+        assert!(Instant::now() < deadline, "the manual run did not complete: {results:#}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    assert_eq!(
+        (&results["desired"], &results["succeeded"], &results["failed"]),
+        (&json!(3), &json!(3), &json!(0)),
+        "{results:#}"
+    );
+    let per_node: Vec<(String, String, String, i64)> = results["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["node"].as_str().unwrap_or("").to_string(),
+                n["phase"].as_str().unwrap_or("").to_string(),
+                n["containers"][0]["state"].as_str().unwrap_or("").to_string(),
+                n["containers"][0]["exitCode"].as_i64().unwrap_or(-1),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String, String, i64)> =
+        node_names.iter().map(|node| (node.clone(), "Succeeded".into(), "terminated".into(), 0)).collect();
+    assert_eq!(per_node, expected, "one Succeeded pod per node, by node: {results:#}");
+    scene.observe(
+        "broadcastjob nodes",
+        json!({"phase": results["phase"], "nodes": per_node.len(),
+               "phases": per_node.iter().map(|n| n.1.clone()).collect::<Vec<_>>(),
+               "exitCodes": per_node.iter().map(|n| n.3).collect::<Vec<_>>()}),
+    );
+
+    // The client: `--wait` returns at once on a completed job, exit 0.
+    let (code, stdout) = kruise_client(&api, &["broadcastjob", "results", &name, "--wait"]).await;
+    assert_eq!(code, 0, "{stdout}");
+    let from_cli: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(from_cli["nodes"].as_array().map(Vec::len), Some(3), "{from_cli:#}");
+
+    // The audit names the run.
+    let audit: Value = http
+        .get(format!("{}/v1/audit?action=advancedcronjob.run", api.rest))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let records = audit["items"].as_array().unwrap();
+    assert_eq!(records.len(), 1, "{audit:#}");
+    assert_eq!(
+        (&records[0]["outcome"], &records[0]["actor"], &records[0]["message"]),
+        (&json!("accepted"), &json!("pipeline"), &json!(format!("created BroadcastJob/{name}"))),
+        "{audit:#}"
+    );
+    scene.observe("audit", json!({"action": "advancedcronjob.run", "outcome": records[0]["outcome"]}));
+    drop(api);
     kit.shutdown().await;
     Ok(())
 }
