@@ -1089,6 +1089,11 @@ fn ephemeraljob_rules() {
             ],
         ),
         (
+            "empty resources are unset, as a Go client sends them",
+            with_container(json!({"resources": {}})),
+            vec![],
+        ),
+        (
             "no subPath",
             with_container(json!({"volumeMounts": [{"name": "data", "mountPath": "/data", "subPath": "x"}]})),
             vec![format!("{ec}.volumeMounts[0].subPath")],

@@ -96,10 +96,12 @@ fn validate_ephemeral_container(container: &EphemeralContainer, path: &FieldPath
     for (index, source) in container.env_from.iter().flatten().enumerate() {
         errors.extend(validate_env_from(source, &path.child("envFrom").index(index)));
     }
-    // Ephemeral containers may not serve the pod: no ports, resources, lifecycle or probes.
+    // Ephemeral containers may not serve the pod: no ports, resources, lifecycle or probes. As
+    // upstream (a reflect zero check), an empty `resources: {}` is unset: Go clients send it.
+    let resources_set = container.resources.as_ref().is_some_and(|r| *r != Default::default());
     for (field, set) in [
         ("ports", container.ports.as_ref().is_some_and(|v| !v.is_empty())),
-        ("resources", container.resources.is_some()),
+        ("resources", resources_set),
         ("resizePolicy", container.resize_policy.as_ref().is_some_and(|v| !v.is_empty())),
         ("restartPolicy", container.restart_policy.is_some()),
         ("restartPolicyRules", container.restart_policy_rules.as_ref().is_some_and(|v| !v.is_empty())),

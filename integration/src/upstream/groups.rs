@@ -84,6 +84,11 @@ pub const GROUPS: &[Group] = &[
         true,
     ),
     group("deletionprotection", "deletion protection", &["policy/v1alpha1/deletionprotection.go"], true),
+    group("broadcastjob-v1alpha1", "BroadcastJob", &["apps/v1alpha1/broadcastjob.go"], true),
+    group("broadcastjob-v1beta1", "BroadcastJob", &["apps/v1beta1/broadcastjob.go"], true),
+    group("advancedcronjob-v1alpha1", "AdvancedCronJob", &["apps/v1alpha1/advancedcronjob.go"], true),
+    group("advancedcronjob-v1beta1", "AdvancedCronJob", &["apps/v1beta1/advancedcronjob.go"], true),
+    group("ephemeraljob", "EphemeralJob", &["apps/v1alpha1/ephemeraljob.go"], true),
     group(
         "sidecarset-v1alpha1",
         "SidecarSet",
@@ -105,11 +110,6 @@ pub const GROUPS: &[Group] = &[
         ],
         false,
     ),
-    group("broadcastjob-v1alpha1", "BroadcastJob", &["apps/v1alpha1/broadcastjob.go"], true),
-    group("broadcastjob-v1beta1", "BroadcastJob", &["apps/v1beta1/broadcastjob.go"], true),
-    group("advancedcronjob-v1alpha1", "AdvancedCronJob", &["apps/v1alpha1/advancedcronjob.go"], true),
-    group("advancedcronjob-v1beta1", "AdvancedCronJob", &["apps/v1beta1/advancedcronjob.go"], true),
-    group("ephemeraljob", "EphemeralJob", &["apps/v1alpha1/ephemeraljob.go"], false),
     group(
         "resourcedistribution-v1alpha1",
         "ResourceDistribution",
