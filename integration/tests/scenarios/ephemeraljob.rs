@@ -1,6 +1,6 @@
 //! EphemeralJob end to end, on both tiers: three simulated nodes, pods labelled `run=nginx`
 //! and the manager (upstream `test/e2e/apps/v1alpha1/ephemeraljob.go`). A job runs its
-//! ephemeral container on `replicas` of the selected pods, oldest first and one pod at a time
+//! ephemeral container on `replicas` (3) of the selected pods, oldest first and one pod at a time
 //! under `parallelism` 1, and succeeds (phase, counts, conditions); the containers carry
 //! `KRUISE_EJOB_ID` and the pods' main containers are never restarted. A failing command (a
 //! non-zero exit, a program the image does not have) fails the job. A job whose container name
@@ -237,7 +237,7 @@ fn summaries(pods: &[Pod]) -> Vec<String> {
 /// container restarts.
 pub async fn runs_on_replicas_and_succeeds(scene: Scene) -> Result<(), Skip> {
     let kit = EjKit::start(&scene).await;
-    let names = ["web-a", "web-b", "web-c"];
+    let names = ["web-a", "web-b", "web-c", "web-d"];
     kit.create_pods(&names, json!({SELECTOR.0: SELECTOR.1})).await;
     kit.create_pods(&["bystander"], json!({"run": "apache"})).await;
     let mut all = names.to_vec();
@@ -246,7 +246,7 @@ pub async fn runs_on_replicas_and_succeeds(scene: Scene) -> Result<(), Skip> {
         kit.pods(&all).await.iter().map(|p| (p.name_any(), main_container(p))).collect();
 
     let job = kit
-        .create("debug", spec("debugger", json!(["sleep", "1"]), json!({"replicas": 2, "parallelism": 1})))
+        .create("debug", spec("debugger", json!(["sleep", "1"]), json!({"replicas": 3, "parallelism": 1})))
         .await;
     let uid = job.uid().unwrap();
     // Watch the pods while the job runs: never two unfinished debuggers at once.
@@ -270,7 +270,7 @@ pub async fn runs_on_replicas_and_succeeds(scene: Scene) -> Result<(), Skip> {
     assert_eq!(most_in_flight, 1, "parallelism 1: one pod at a time");
     let (job, pods) =
         kit.wait_for("debug", &all, "succeeded", |job, _| phase(job) == EphemeralJobPhase::Succeeded).await;
-    assert_eq!(counts(&job), (2, 0, 0, 2, 0), "matches, running, waiting, succeeded, failed");
+    assert_eq!(counts(&job), (3, 0, 0, 3, 0), "matches, running, waiting, succeeded, failed");
     let status = job.status.clone().unwrap();
     assert!(status.start_time.is_some() && status.completion_time.is_some(), "{status:?}");
     assert_eq!(
@@ -283,7 +283,7 @@ pub async fn runs_on_replicas_and_succeeds(scene: Scene) -> Result<(), Skip> {
         "the job holds its finalizer: {:?}",
         job.finalizers()
     );
-    // The two oldest pods ran it to exit 0; the third selected pod and the bystander did not.
+    // The three oldest pods ran it to exit 0; the fourth selected pod and the bystander did not.
     let injected: BTreeMap<String, Option<String>> =
         pods.iter().map(|p| (p.name_any(), injected_by(p, "debugger"))).collect();
     assert_eq!(
@@ -291,12 +291,13 @@ pub async fn runs_on_replicas_and_succeeds(scene: Scene) -> Result<(), Skip> {
         BTreeMap::from([
             ("web-a".into(), Some(uid.clone())),
             ("web-b".into(), Some(uid.clone())),
-            ("web-c".into(), None),
+            ("web-c".into(), Some(uid.clone())),
+            ("web-d".into(), None),
             ("bystander".into(), None),
         ]),
         "KRUISE_EJOB_ID of each pod's debugger"
     );
-    for pod in &pods[..2] {
+    for pod in &pods[..3] {
         assert_eq!(exit_code(pod, "debugger"), Some(0), "{:#?}", summaries(&pods));
     }
     // No main container was restarted, and every pod is still Ready.

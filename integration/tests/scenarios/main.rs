@@ -20,6 +20,7 @@ mod daemonset;
 mod deletion_protection;
 mod envmeta;
 mod ephemeraljob;
+mod job_admission;
 mod journal;
 mod kubectl;
 mod kubectl_create;
@@ -97,6 +98,10 @@ fn main() -> ExitCode {
         Scenario {
             name: "broadcastjob::fail_fast_and_deadline",
             run: |scene| Box::pin(broadcastjob::fail_fast_and_deadline(scene)),
+        },
+        Scenario {
+            name: "job_admission::invalid_job_objects_are_refused_with_field_paths",
+            run: |scene| Box::pin(job_admission::invalid_job_objects_are_refused_with_field_paths(scene)),
         },
         Scenario {
             name: "ephemeraljob::runs_on_replicas_and_succeeds",
