@@ -1,11 +1,12 @@
 //! The scenario runner behind `tests/scenarios` (a test target with its own `main`): it runs every
-//! scenario on each tier in a fresh cluster, one at a time, and prints the
+//! scenario on each tier in a fresh cluster, two scenarios at a time, and prints the
 //! [`DifferentialReport`] at the end of the suite. A failure on either tier or any difference
 //! between the tiers makes the suite fail.
 //!
 //! Arguments (after `cargo test -p kruise-integration --test scenarios --`): names to filter by
 //! (substring, or exact with `--exact`), `--skip NAME`, `--list`. `KRUISE_IT_TIERS=embedded` or
-//! `=real` limits the tiers; `KRUISE_IT_REPORT=FILE` also writes the whole report, every
+//! `=real` limits the tiers; `KRUISE_IT_PARALLEL=N` runs N scenarios at once (default 2, 1 for one
+//! at a time); `KRUISE_IT_REPORT=FILE` also writes the whole report, every
 //! observation included, as JSON.
 
 use std::{
@@ -13,7 +14,10 @@ use std::{
     panic::AssertUnwindSafe,
     pin::Pin,
     process::ExitCode,
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -163,35 +167,38 @@ pub fn run_suite(scenarios: &[Scenario]) -> ExitCode {
             "the tiers of each scenario run concurrently (KRUISE_IT_CONCURRENT_TIERS=0 runs them one after the other)"
         );
     }
-    for scenario in &selected {
-        let runnable: Vec<Tier> = tiers
-            .iter()
-            .copied()
-            .filter(|tier| !(real_unavailable.is_some() && *tier == Tier::Real))
-            .collect();
-        let mut runs = run_tiers(scenario, &runnable, concurrent);
-        for &tier in &tiers {
-            let run = match (&real_unavailable, runs.remove(&tier)) {
-                (_, Some(run)) => run,
-                (Some(outcome), None) => TierRun {
-                    outcome: outcome.clone(),
-                    observations: BTreeMap::new(),
-                    notes: Vec::new(),
-                    duration: Duration::ZERO,
-                },
-                (None, None) => TierRun {
-                    outcome: Outcome::Failed("the run ended without a result".into()),
-                    observations: BTreeMap::new(),
-                    notes: Vec::new(),
-                    duration: Duration::ZERO,
-                },
-            };
-            println!(
-                "scenario {} on {tier} ... {} ({:.1}s)",
-                scenario.name,
-                outcome_text(&run.outcome),
-                run.duration.as_secs_f64()
-            );
+    let runnable: Vec<Tier> =
+        tiers.iter().copied().filter(|tier| !(real_unavailable.is_some() && *tier == Tier::Real)).collect();
+    let at_once = scenarios_at_once().min(selected.len().max(1));
+    if at_once > 1 {
+        println!("{at_once} scenarios run at once (KRUISE_IT_PARALLEL=1 runs them one after the other)");
+    }
+    // Workers take the next scenario until none is left; each prints its lines as it ends, and
+    // the report is filled in the scenarios' order afterwards, so it reads the same either way.
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<ScenarioRuns>>> = Mutex::new((0..selected.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..at_once {
+            scope.spawn(|| {
+                loop {
+                    let index = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(scenario) = selected.get(index) else { break };
+                    let runs = scenario_runs(scenario, &tiers, &runnable, &real_unavailable, concurrent);
+                    for (tier, run) in &runs {
+                        println!(
+                            "scenario {} on {tier} ... {} ({:.1}s)",
+                            scenario.name,
+                            outcome_text(&run.outcome),
+                            run.duration.as_secs_f64()
+                        );
+                    }
+                    results.lock()[index] = Some(runs);
+                }
+            });
+        }
+    });
+    for (scenario, runs) in selected.iter().zip(results.into_inner()) {
+        for (tier, run) in runs.unwrap_or_default() {
             report.record(scenario.name, tier, run);
         }
     }
@@ -241,6 +248,56 @@ fn outcome_text(outcome: &Outcome) -> String {
         Outcome::Failed(message) => format!("FAILED: {message}"),
         Outcome::Skipped(reason) => format!("skipped: {reason}"),
     }
+}
+
+/// How many scenarios run at once by default. Each runs on its own clusters and mostly waits on
+/// them (a schedule's next minute, a grace period, a pod's start), so two at once on two cores
+/// take little more than the slower of the pair.
+pub const DEFAULT_SCENARIOS_AT_ONCE: usize = 2;
+
+/// How many scenarios run at once: `KRUISE_IT_PARALLEL`, else [`DEFAULT_SCENARIOS_AT_ONCE`].
+fn scenarios_at_once() -> usize {
+    std::env::var("KRUISE_IT_PARALLEL")
+        .ok()
+        .and_then(|value| value.trim().parse::<usize>().ok())
+        .filter(|count| *count > 0)
+        .unwrap_or(DEFAULT_SCENARIOS_AT_ONCE)
+}
+
+/// One scenario's run on each selected tier, in the tiers' order.
+type ScenarioRuns = Vec<(Tier, TierRun)>;
+
+/// The runs of one scenario on every selected tier: `runnable` ones are run, the others get the
+/// outcome that explains why not.
+fn scenario_runs(
+    scenario: &Scenario,
+    tiers: &[Tier],
+    runnable: &[Tier],
+    real_unavailable: &Option<Outcome>,
+    concurrent: bool,
+) -> ScenarioRuns {
+    let mut runs = run_tiers(scenario, runnable, concurrent);
+    tiers
+        .iter()
+        .map(|&tier| {
+            let run = match (real_unavailable, runs.remove(&tier)) {
+                (_, Some(run)) => run,
+                (Some(outcome), None) => TierRun {
+                    outcome: outcome.clone(),
+                    observations: BTreeMap::new(),
+                    notes: Vec::new(),
+                    duration: Duration::ZERO,
+                },
+                (None, None) => TierRun {
+                    outcome: Outcome::Failed("the run ended without a result".into()),
+                    observations: BTreeMap::new(),
+                    notes: Vec::new(),
+                    duration: Duration::ZERO,
+                },
+            };
+            (tier, run)
+        })
+        .collect()
 }
 
 /// Whether the tiers of one scenario run at the same time (the default). Each tier has its own
