@@ -163,7 +163,9 @@ async fn the_server_registers_itself() {
             "mimagelistpulljob-v1beta1.kb.io",
             "mimagepulljob-v1beta1.kb.io",
             "msidecarset.kb.io",
-            "mnodeimage.kb.io"
+            "mnodeimage.kb.io",
+            "mbroadcastjob.kb.io",
+            "madvancedcronjob.kb.io"
         ]
     );
     assert_eq!(
