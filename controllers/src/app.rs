@@ -104,7 +104,8 @@ fn always(_: &FeatureGates) -> bool {
 
 /// Every controller of this build. Upstream's gating: the NodeImage and
 /// ContainerRecreateRequest controllers need the daemon; the pod probe ones the daemon and
-/// `PodProbeMarkerGate`; the ImagePullJob ones `ImagePullJobGate` (on with pre-download).
+/// `PodProbeMarkerGate`; the ImagePullJob ones `ImagePullJobGate` (on with pre-download);
+/// ResourceDistribution `ResourceDistributionGate`.
 /// Launch priority and pod readiness are not gated upstream.
 const CONTROLLERS: &[Entry] = &[
     Entry {
@@ -203,6 +204,13 @@ const CONTROLLERS: &[Entry] = &[
         readiness_check: "ephemeraljob-caches",
         enabled: always,
         start: |caches, metrics, _, synced| Box::pin(crate::ephemeraljob::run(caches, metrics, synced)),
+    },
+    Entry {
+        readiness_check: "resourcedistribution-caches",
+        enabled: |gates| gates.enabled(Gate::ResourceDistributionGate),
+        start: |caches, metrics, _, synced| {
+            Box::pin(crate::resourcedistribution::run(caches, metrics, synced))
+        },
     },
 ];
 

@@ -21,6 +21,8 @@
 //!   (through the barrier ConfigMap the pod webhook points them at).
 //! - [`podprobemarker`], [`nodepodprobe`]: custom pod probes (markers compiled into one
 //!   NodePodProbe per node, which the node daemon runs; results written back onto the pods).
+//! - [`resourcedistribution`]: copies one Secret or ConfigMap into the namespaces a
+//!   ResourceDistribution targets and keeps the copies in sync.
 
 pub mod advancedcronjob;
 pub mod app;
@@ -40,6 +42,7 @@ pub mod nodepodprobe;
 pub mod podprobemarker;
 pub mod podreadiness;
 pub mod predownload;
+pub mod resourcedistribution;
 pub mod runtime;
 pub mod sidecarset;
 pub mod sidecarterminator;

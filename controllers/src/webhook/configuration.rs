@@ -319,6 +319,16 @@ const VALIDATING: &[WebhookSpec] = &[
         exempt_control_plane: false,
         only_delete_protected: false,
     },
+    WebhookSpec {
+        name: "vresourcedistribution.kb.io",
+        path: super::RESOURCEDISTRIBUTION_VALIDATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "resourcedistributions",
+        exempt_control_plane: false,
+        only_delete_protected: false,
+    },
     protection("vbuiltindeployment.kb.io", DEPLOYMENT_VALIDATING_PATH, "apps", &["v1"], "deployments"),
     protection("vbuiltinreplicaset.kb.io", REPLICASET_VALIDATING_PATH, "apps", &["v1"], "replicasets"),
     protection(
@@ -729,6 +739,7 @@ mod tests {
                 "vbroadcastjob.kb.io",
                 "vadvancedcronjob.kb.io",
                 "vephemeraljobs.kb.io",
+                "vresourcedistribution.kb.io",
                 "vbuiltindeployment.kb.io",
                 "vbuiltinreplicaset.kb.io",
                 "vbuiltinstatefulset.kb.io",
@@ -739,7 +750,7 @@ mod tests {
             ]
         );
         // Upstream's deletion-protection webhooks: DELETE only, labelled objects only.
-        let namespace = &validating["webhooks"][15];
+        let namespace = &validating["webhooks"][16];
         assert_eq!(
             namespace["rules"],
             json!([{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["namespaces"]}])
@@ -749,11 +760,11 @@ mod tests {
             json!({"matchExpressions": [{"key": "policy.kruise.io/delete-protection", "operator": "Exists"}]})
         );
         assert_eq!(namespace["clientConfig"]["url"], "https://127.0.0.1:9876/validate-namespace");
-        let crd = &validating["webhooks"][14];
+        let crd = &validating["webhooks"][15];
         assert_eq!(crd["rules"][0]["apiGroups"], json!(["apiextensions.k8s.io"]));
         assert_eq!(crd["rules"][0]["apiVersions"], json!(["v1", "v1beta1"]));
-        assert_eq!(validating["webhooks"][13]["rules"][0]["resources"], json!(["statefulsets"]));
-        assert_eq!(validating["webhooks"][13]["rules"][0]["apiGroups"], json!(["apps"]));
+        assert_eq!(validating["webhooks"][14]["rules"][0]["resources"], json!(["statefulsets"]));
+        assert_eq!(validating["webhooks"][14]["rules"][0]["apiGroups"], json!(["apps"]));
         assert!(validating["webhooks"][0].get("objectSelector").is_none());
         let daemonset = &validating["webhooks"][2];
         assert_eq!(

@@ -17,6 +17,8 @@
 //! - `/mutate-apps-kruise-io-{broadcastjob,advancedcronjob}`, their `/validate-...` twins and
 //!   `/validate-apps-kruise-io-v1alpha1-ephemeraljob` ([`jobs`]): defaults and validation of the
 //!   Job kinds;
+//! - `/validate-apps-kruise-io-resourcedistribution` ([`resourcedistribution`]):
+//!   ResourceDistribution validation (refused while `ResourceDistributionGate` is off);
 //! - `/mutate-pod` ([`pod`]): the `KruisePodReady` readiness gate on Kruise-owned pods;
 //! - `/validate-namespace`, `/validate-customresourcedefinition`, `/validate-apps-deployment`,
 //!   `/validate-apps-replicaset`, `/validate-apps-statefulset`, `/validate-service` and
@@ -52,6 +54,7 @@ pub mod jobs;
 pub mod peers;
 pub mod pod;
 pub mod podprobemarker;
+pub mod resourcedistribution;
 mod server;
 pub mod sidecarset;
 pub mod statefulset;
@@ -103,6 +106,9 @@ pub const ADVANCEDCRONJOB_MUTATING_PATH: &str = "/mutate-apps-kruise-io-advanced
 pub const ADVANCEDCRONJOB_VALIDATING_PATH: &str = "/validate-apps-kruise-io-advancedcronjob";
 /// Path of the EphemeralJob validating webhook (upstream names it after its only version).
 pub const EPHEMERALJOB_VALIDATING_PATH: &str = "/validate-apps-kruise-io-v1alpha1-ephemeraljob";
+/// Path of the ResourceDistribution validating webhook (both versions, as upstream since the
+/// v1beta1 promotion).
+pub const RESOURCEDISTRIBUTION_VALIDATING_PATH: &str = "/validate-apps-kruise-io-resourcedistribution";
 /// Path of the pod mutating webhook.
 pub const POD_MUTATING_PATH: &str = "/mutate-pod";
 /// Path of the PodProbeMarker validating webhook.
@@ -196,6 +202,11 @@ pub struct WebhookConfig {
     /// Sort injected sidecars by name (upstream feature gate
     /// `EnableSortSidecarContainerByName`).
     pub sort_sidecars_by_name: bool,
+    /// Admit ResourceDistribution writes (upstream feature gate `ResourceDistributionGate`,
+    /// whose webhook refuses them all while it is off). On by default here so that callers
+    /// that do not set it from the gates keep admitting them; `kruise manager` and the test
+    /// harness are meant to set it from `--feature-gates`.
+    pub resource_distribution_gate: bool,
 }
 
 impl Default for WebhookConfig {
@@ -219,6 +230,7 @@ impl Default for WebhookConfig {
             statefulset_auto_resize_pvc: false,
             sidecarset_patch_metadata_defaults_allowed: false,
             sort_sidecars_by_name: false,
+            resource_distribution_gate: true,
         }
     }
 }

@@ -146,6 +146,8 @@ struct HandlerState {
     sidecarsets: reflector::Store<SidecarSet>,
     /// The manager namespace: the SidecarSets' ControllerRevisions and `kruise-configuration`.
     namespace: String,
+    /// Upstream's `ResourceDistributionGate`: off, every ResourceDistribution write is refused.
+    resource_distribution_gate: bool,
 }
 
 /// The routes: the three admission webhooks and `/convert`.
@@ -197,6 +199,7 @@ fn router(state: HandlerState) -> Router {
         .route(SIDECARSET_VALIDATING_PATH, post(validate_sidecarset))
         .route(CONTAINERRECREATEREQUEST_MUTATING_PATH, post(mutate_crr))
         .route(super::PODPROBEMARKER_VALIDATING_PATH, post(validate_podprobemarker))
+        .route(super::RESOURCEDISTRIBUTION_VALIDATING_PATH, post(validate_resourcedistribution))
         .route(super::DEPLOYMENT_VALIDATING_PATH, post(|state, body| protect(state, Target::Workload, body)))
         .route(super::REPLICASET_VALIDATING_PATH, post(|state, body| protect(state, Target::Workload, body)))
         .route(
@@ -390,6 +393,15 @@ async fn job_admission(kind: JobKind, mutating: bool, body: Bytes) -> Json<Value
 async fn validate_podprobemarker(body: Bytes) -> Json<Value> {
     Json(match parse_review(&body) {
         Ok(request) => into_review(super::podprobemarker::validate(&request)),
+        Err(response) => into_review(*response),
+    })
+}
+
+async fn validate_resourcedistribution(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
+    Json(match parse_review(&body) {
+        Ok(request) => {
+            into_review(super::resourcedistribution::validate(&request, state.resource_distribution_gate))
+        }
         Err(response) => into_review(*response),
     })
 }
@@ -615,6 +627,7 @@ impl WebhookServer {
             },
             namespace: config.namespace.clone(),
             sidecarsets: sidecarset_reader,
+            resource_distribution_gate: config.resource_distribution_gate,
         };
         tracing::info!(address = %local_addr, ?target, "webhook server listening");
         let serve = tokio::spawn(serve(listener, router(handlers), tls, cancel.clone()));
