@@ -9,7 +9,11 @@
 //! shows up as an `AlreadyExists` or `Conflict` answer; the copy is then read from the API and
 //! the decision taken again once, so a lagging cache does not show up as a failure.
 
-use std::{collections::HashMap, sync::Arc, time::Duration};
+use std::{
+    collections::HashMap,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use futures::future::join_all;
 use k8s_openapi::{
@@ -35,6 +39,7 @@ use crate::{
     runtime::{
         Metrics,
         cache::{CacheEvent, Caches, Informer},
+        expectations::{EXPECTATION_TIMEOUT, ResourceVersionExpectations},
         harness::QueueController,
     },
 };
@@ -45,6 +50,9 @@ pub const CONTROLLER_NAME: &str = "resourcedistribution";
 pub const WORKERS: usize = 3;
 /// Attempts at a status write that keeps meeting conflicts.
 const STATUS_ATTEMPTS: usize = 5;
+/// How soon a distribution whose cached copy is older than the controller's last status write
+/// is looked at again (its status would be compared with a stale one and the write skipped).
+const STALE_RETRY: Duration = Duration::from_millis(300);
 
 struct Context {
     client: Client,
@@ -52,6 +60,8 @@ struct Context {
     namespaces: Informer<Namespace>,
     secrets: Informer<Secret>,
     config_maps: Informer<ConfigMap>,
+    /// The resourceVersion of each distribution's last status write.
+    rv: ResourceVersionExpectations,
 }
 
 /// Queues the distribution controlling a changed or deleted copy (not a new one: upstream
@@ -76,14 +86,16 @@ pub async fn run(caches: Caches, metrics: Metrics, on_synced: impl FnOnce() + Se
         namespaces: caches.informer::<Namespace>(),
         secrets: caches.informer::<Secret>(),
         config_maps: caches.informer::<ConfigMap>(),
+        rv: ResourceVersionExpectations::new(),
     });
     let mut controller = QueueController::new(CONTROLLER_NAME, WORKERS, metrics);
-    controller.watch(&ctx.distributions, |event, queue| {
-        if let CacheEvent::Applied { new, old } = event
-            && distribution_changed(old.as_deref(), new)
-        {
+    let expectations = ctx.clone();
+    controller.watch(&ctx.distributions, move |event, queue| match event {
+        CacheEvent::Applied { new, old } if distribution_changed(old.as_deref(), new) => {
             queue.add(new.name_any());
         }
+        CacheEvent::Deleted(distribution) => expectations.rv.delete(&distribution.name_any()),
+        _ => {}
     });
     let all = ctx.distributions.clone();
     controller.watch(&ctx.namespaces, move |event, queue| {
@@ -268,8 +280,13 @@ where
 
 async fn reconcile(ctx: &Context, name: &str) -> Result<Option<Duration>, ControllerError> {
     let Some(distribution) = ctx.distributions.get_named(None, name) else {
+        ctx.rv.delete(name);
         return Ok(None);
     };
+    let cached_rv = distribution.metadata.resource_version.as_deref().unwrap_or_default();
+    if !ctx.rv.is_satisfied(name, cached_rv, Instant::now(), EXPECTATION_TIMEOUT) {
+        return Ok(Some(STALE_RETRY));
+    }
     let resource = match deserialize_resource(&distribution.spec.resource) {
         Ok(resource) => resource,
         Err(error) => {
@@ -341,7 +358,11 @@ async fn write_status(
         }
         current.status = Some(status.clone());
         match api.replace_status(&name, &PostParams::default(), &current).await {
-            Ok(_) => return Ok(()),
+            Ok(written) => {
+                let rv = written.metadata.resource_version.unwrap_or_default();
+                ctx.rv.expect(&name, &rv, Instant::now());
+                return Ok(());
+            }
             Err(error) if is_status(&error, 409) => match api.get_opt(&name).await? {
                 Some(fresh) => current = fresh,
                 None => return Ok(()),

@@ -28,6 +28,7 @@ mod nodes;
 mod nodes_lifecycle;
 mod nodes_streams;
 mod podprobe;
+mod resourcedistribution;
 mod service_api;
 mod sidecarset;
 mod sidecarterminator;
@@ -102,6 +103,16 @@ fn main() -> ExitCode {
         Scenario {
             name: "job_admission::invalid_job_objects_are_refused_with_field_paths",
             run: |scene| Box::pin(job_admission::invalid_job_objects_are_refused_with_field_paths(scene)),
+        },
+        Scenario {
+            name: "resourcedistribution::distributes_a_secret_to_labelled_namespaces",
+            run: |scene| Box::pin(resourcedistribution::distributes_a_secret_to_labelled_namespaces(scene)),
+        },
+        Scenario {
+            name: "resourcedistribution::invalid_distributions_are_refused_with_field_paths",
+            run: |scene| {
+                Box::pin(resourcedistribution::invalid_distributions_are_refused_with_field_paths(scene))
+            },
         },
         Scenario {
             name: "ephemeraljob::runs_on_replicas_and_succeeds",
