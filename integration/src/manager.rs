@@ -263,6 +263,7 @@ fn webhook_config(bind: SocketAddr, gates: &FeatureGates) -> WebhookConfig {
         sidecarset_patch_metadata_defaults_allowed: gates
             .enabled(Gate::SidecarSetPatchPodMetadataDefaultsAllowed),
         sort_sidecars_by_name: gates.enabled(Gate::EnableSortSidecarContainerByName),
+        resource_distribution_gate: gates.enabled(Gate::ResourceDistributionGate),
         ..Default::default()
     }
 }

@@ -66,6 +66,7 @@ pub(crate) fn webhook_config(args: &ManagerArgs) -> WebhookConfig {
             .feature_gates
             .enabled(Gate::SidecarSetPatchPodMetadataDefaultsAllowed),
         sort_sidecars_by_name: args.feature_gates.enabled(Gate::EnableSortSidecarContainerByName),
+        resource_distribution_gate: args.feature_gates.enabled(Gate::ResourceDistributionGate),
         crd_cascading_deletion_protection: args
             .feature_gates
             .enabled(Gate::DeletionProtectionForCRDCascadingGate),

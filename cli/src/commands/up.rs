@@ -60,11 +60,11 @@ pub struct UpArgs {
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:9090")]
     grpc_addr: SocketAddr,
     /// Kruise feature gates of the manager (`kruise manager --feature-gates`). `kruise up` turns
-    /// on the ImagePullJob controller (the service API's image pre-pulls) and image pre-download
-    /// for in-place and DaemonSet updates; upstream leaves them off.
+    /// on the ImagePullJob controller (the service API's image pre-pulls), image pre-download
+    /// for in-place and DaemonSet updates, and ResourceDistribution; upstream leaves them off.
     #[arg(
         long,
-        default_value = "ImagePullJobGate=true,PreDownloadImageForInPlaceUpdate=true,PreDownloadImageForDaemonSetUpdate=true",
+        default_value = "ImagePullJobGate=true,PreDownloadImageForInPlaceUpdate=true,PreDownloadImageForDaemonSetUpdate=true,ResourceDistributionGate=true",
         value_parser = kruise_crds::features::FeatureGates::parse
     )]
     feature_gates: kruise_crds::features::FeatureGates,

@@ -204,8 +204,8 @@ pub struct WebhookConfig {
     pub sort_sidecars_by_name: bool,
     /// Admit ResourceDistribution writes (upstream feature gate `ResourceDistributionGate`,
     /// whose webhook refuses them all while it is off). On by default here so that callers
-    /// that do not set it from the gates keep admitting them; `kruise manager` and the test
-    /// harness are meant to set it from `--feature-gates`.
+    /// that do not set it from the gates keep admitting them; `kruise manager` (and so
+    /// `kruise up`) and the test harness set it from `--feature-gates`.
     pub resource_distribution_gate: bool,
 }
 

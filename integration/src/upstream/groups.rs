@@ -90,6 +90,18 @@ pub const GROUPS: &[Group] = &[
     group("advancedcronjob-v1beta1", "AdvancedCronJob", &["apps/v1beta1/advancedcronjob.go"], true),
     group("ephemeraljob", "EphemeralJob", &["apps/v1alpha1/ephemeraljob.go"], true),
     group(
+        "resourcedistribution-v1alpha1",
+        "ResourceDistribution",
+        &["apps/v1alpha1/resourcedistribution.go"],
+        true,
+    ),
+    group(
+        "resourcedistribution-v1beta1",
+        "ResourceDistribution",
+        &["apps/v1beta1/resourcedistribution.go"],
+        true,
+    ),
+    group(
         "sidecarset-v1alpha1",
         "SidecarSet",
         &[
@@ -110,18 +122,8 @@ pub const GROUPS: &[Group] = &[
         ],
         false,
     ),
-    group(
-        "resourcedistribution-v1alpha1",
-        "ResourceDistribution",
-        &["apps/v1alpha1/resourcedistribution.go"],
-        false,
-    ),
-    group(
-        "resourcedistribution-v1beta1",
-        "ResourceDistribution",
-        &["apps/v1beta1/resourcedistribution.go"],
-        false,
-    ),
+
+
     group("uniteddeployment-v1alpha1", "UnitedDeployment", &["apps/v1alpha1/uniteddeployment.go"], false),
     group("uniteddeployment-v1beta1", "UnitedDeployment", &["apps/v1beta1/uniteddeployment.go"], false),
     group("workloadspread-v1alpha1", "WorkloadSpread", &["apps/v1alpha1/workloadspread.go"], false),
