@@ -122,8 +122,6 @@ pub const GROUPS: &[Group] = &[
         ],
         false,
     ),
-
-
     group("uniteddeployment-v1alpha1", "UnitedDeployment", &["apps/v1alpha1/uniteddeployment.go"], false),
     group("uniteddeployment-v1beta1", "UnitedDeployment", &["apps/v1beta1/uniteddeployment.go"], false),
     group("workloadspread-v1alpha1", "WorkloadSpread", &["apps/v1alpha1/workloadspread.go"], false),
