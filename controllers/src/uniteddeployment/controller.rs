@@ -5,6 +5,7 @@
 //! reserved-pod labels, events and the status.
 
 use std::{
+    borrow::Cow,
     collections::{BTreeMap, HashSet},
     sync::Arc,
     time::{Duration, Instant},
@@ -15,6 +16,7 @@ use k8s_openapi::{
         apps::v1::{ControllerRevision, Deployment, ReplicaSet, StatefulSet},
         core::v1::{ObjectReference, Pod},
     },
+    apimachinery::pkg::apis::meta::v1::ObjectMeta,
     jiff::Timestamp,
 };
 use kruise_crds::apps::v1beta1::{
@@ -67,9 +69,68 @@ const ATTEMPTS: usize = 5;
 /// at again (upstream requeues after a second).
 const STALE_RETRY: Duration = Duration::from_millis(300);
 
+/// A UnitedDeployment as cached: spec and status kept as JSON. Decoding the typed object (four
+/// workload templates deep) inside the watch's event buffering overflowed a 2 MiB worker stack
+/// in debug builds; it is decoded per reconcile instead ([`decode`]).
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize)]
+pub struct CachedUnitedDeployment {
+    /// Its metadata.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// Its spec, undecoded.
+    #[serde(default)]
+    pub spec: Value,
+    /// Its status, undecoded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<Value>,
+}
+
+impl kube::Resource for CachedUnitedDeployment {
+    type DynamicType = ();
+    type Scope = k8s_openapi::NamespaceResourceScope;
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        "UnitedDeployment".into()
+    }
+    fn group(_: &()) -> Cow<'_, str> {
+        "apps.kruise.io".into()
+    }
+    fn version(_: &()) -> Cow<'_, str> {
+        "v1beta1".into()
+    }
+    fn plural(_: &()) -> Cow<'_, str> {
+        "uniteddeployments".into()
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+/// Stack for decoding a UnitedDeployment: ample for the deepest template in a debug build.
+const DECODE_STACK: usize = 16 << 20;
+
+/// The typed UnitedDeployment, decoded on a thread of its own with a large stack.
+fn decode(cached: &CachedUnitedDeployment) -> Result<UnitedDeployment, ControllerError> {
+    let value = json!({"metadata": cached.metadata, "spec": cached.spec, "status": cached.status});
+    std::thread::scope(|scope| {
+        let decoding = std::thread::Builder::new()
+            .name("ud-decode".into())
+            .stack_size(DECODE_STACK)
+            .spawn_scoped(scope, || serde_json::from_value::<UnitedDeployment>(value))
+            .map_err(|source| ControllerError::Io { what: "starting a decoding thread".into(), source })?;
+        match decoding.join() {
+            Ok(decoded) => decoded.map_err(ControllerError::from),
+            Err(_) => Err(ControllerError::Invalid("decoding a UnitedDeployment panicked".into())),
+        }
+    })
+}
+
 struct Context {
     client: Client,
-    uds: Informer<UnitedDeployment>,
+    uds: Informer<CachedUnitedDeployment>,
     statefulsets: Informer<StatefulSet>,
     advanced_statefulsets: Informer<beta::StatefulSet>,
     clonesets: Informer<CloneSet>,
@@ -109,7 +170,7 @@ fn owner_changed<K: kube::Resource>(event: &CacheEvent<K>, queue: &WorkQueue) {
 pub async fn run(caches: Caches, metrics: Metrics, on_synced: impl FnOnce() + Send) {
     let ctx = Arc::new(Context {
         client: caches.client().clone(),
-        uds: caches.informer::<UnitedDeployment>(),
+        uds: caches.informer::<CachedUnitedDeployment>(),
         statefulsets: caches.informer::<StatefulSet>(),
         advanced_statefulsets: caches.informer::<beta::StatefulSet>(),
         clonesets: caches.informer::<CloneSet>(),
@@ -143,7 +204,7 @@ pub async fn run(caches: Caches, metrics: Metrics, on_synced: impl FnOnce() + Se
     controller
         .run(initial_keys, on_synced, move |key| {
             let ctx = ctx.clone();
-            async move { reconcile(&ctx, &key).await }
+            async move { Box::pin(reconcile(&ctx, &key)).await }
         })
         .await;
 }
@@ -277,20 +338,28 @@ async fn reconcile(ctx: &Context, key: &str) -> Result<Option<Duration>, Control
     if !ctx.rv.is_satisfied(key, cached_rv, Instant::now(), EXPECTATION_TIMEOUT) {
         return Ok(Some(STALE_RETRY));
     }
-    let ud: UnitedDeployment = (*cached).clone();
+    let ud = match decode(&cached) {
+        Ok(ud) => ud,
+        Err(error) => {
+            // Not retried: the next change of the object is looked at again.
+            tracing::error!(uniteddeployment = %key, %error, "cannot decode the UnitedDeployment");
+            return Ok(None);
+        }
+    };
     let uid = ud.metadata.uid.clone().unwrap_or_default();
     let now = Timestamp::now();
     let old_status = ud.status.clone().unwrap_or_default();
     let mut status = old_status.clone();
     init_status(&ud.spec, &mut status, now);
 
-    let (current_revision, update_revision, collision_count) = match revisions(ctx, &ud, &status).await {
-        Ok(revisions) => revisions,
-        Err(error) => {
-            ctx.event(&ud, EventKind::Warning, "FailedRevisionProvision", error.to_string());
-            return Err(error);
-        }
-    };
+    let (current_revision, update_revision, collision_count) =
+        match Box::pin(revisions(ctx, &ud, &status)).await {
+            Ok(revisions) => revisions,
+            Err(error) => {
+                ctx.event(&ud, EventKind::Warning, "FailedRevisionProvision", error.to_string());
+                return Err(error);
+            }
+        };
     // Upstream drops the count it computes; it is written here only once there was a collision.
     if collision_count != 0 || status.collision_count.is_some() {
         status.collision_count = Some(collision_count);
@@ -308,7 +377,7 @@ async fn reconcile(ctx: &Context, key: &str) -> Result<Option<Duration>, Control
     );
     for duplicate in duplicates {
         tracing::info!(uniteddeployment = %key, workload = duplicate.name(), subset = %duplicate.subset_name, "deleting a duplicated subset workload");
-        delete_workload(ctx, kind, namespace, duplicate.name()).await.inspect_err(|error| {
+        Box::pin(delete_workload(ctx, kind, namespace, duplicate.name())).await.inspect_err(|error| {
             ctx.event(&ud, EventKind::Warning, "FailedDeleteDuplicatedSubsets", error.to_string());
         })?;
     }
@@ -322,7 +391,7 @@ async fn reconcile(ctx: &Context, key: &str) -> Result<Option<Duration>, Control
             if reserves_unschedulable_pods(&ud.spec) {
                 let to_patch =
                     reserved_adaptive_status(&ud.spec, entry, since.as_ref(), subset, now, &mut requeue);
-                patch_reserved_labels(ctx, namespace, &to_patch).await?;
+                Box::pin(patch_reserved_labels(ctx, namespace, &to_patch)).await?;
             } else {
                 default_adaptive_status(&ud.spec, entry, subset, now, &mut requeue);
             }
@@ -359,7 +428,7 @@ async fn reconcile(ctx: &Context, key: &str) -> Result<Option<Duration>, Control
         let update = updates.get(subset).cloned().unwrap_or_default();
         match apply_subset_template(&ud, kind, subset, &expected, update.replicas, update.partition, None) {
             Ok(workload) => {
-                if let Err(error) = create_workload(ctx, kind, namespace, workload).await {
+                if let Err(error) = Box::pin(create_workload(ctx, kind, namespace, workload)).await {
                     provision_errors
                         .push(format!("fail to create Subset ({}) {subset}: {error}", kind.name()));
                 }
@@ -383,7 +452,7 @@ async fn reconcile(ctx: &Context, key: &str) -> Result<Option<Duration>, Control
     let mut deleted = 0;
     for subset in &deletes {
         if let Some(view) = existing.get(subset) {
-            match delete_workload(ctx, kind, namespace, view.name()).await {
+            match Box::pin(delete_workload(ctx, kind, namespace, view.name())).await {
                 Ok(()) => deleted += 1,
                 Err(error) => provision_errors.push(format!(
                     "fail to delete Subset ({}) {namespace}/{} for {subset}: {error}",
@@ -407,7 +476,7 @@ async fn reconcile(ctx: &Context, key: &str) -> Result<Option<Duration>, Control
             let workload_name =
                 workload.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
             cleaned = true;
-            if let Err(error) = delete_workload(ctx, other, namespace, workload_name).await {
+            if let Err(error) = Box::pin(delete_workload(ctx, other, namespace, workload_name)).await {
                 provision_errors.push(format!(
                     "fail to delete Subset {workload_name} of other type {} for UnitedDeployment {key}: {error}",
                     other.name()
@@ -442,7 +511,8 @@ async fn reconcile(ctx: &Context, key: &str) -> Result<Option<Duration>, Control
         );
         new_pods |= subset.spec_replicas < update.replicas;
         if let Err(error) =
-            update_workload(ctx, &ud, kind, subset, &expected, update.replicas, update.partition).await
+            Box::pin(update_workload(ctx, &ud, kind, subset, &expected, update.replicas, update.partition))
+                .await
         {
             let message =
                 format!("Error updating PodSet ({}) {} when updating: {error}", kind.name(), subset.name());
@@ -468,7 +538,7 @@ async fn reconcile(ctx: &Context, key: &str) -> Result<Option<Duration>, Control
 
     status.label_selector = status_selector(&ud);
     calculate_status(&mut status, &existing, &next_replicas, &partitions, &current_revision, &expected);
-    write_status(ctx, &ud, key, old_status, status).await?;
+    Box::pin(write_status(ctx, &ud, key, old_status, status)).await?;
     if provision_failed {
         return Err(ControllerError::Invalid(format!(
             "UnitedDeployment {key}: {}",
@@ -699,11 +769,17 @@ async fn write_status(
     }
     status.observed_generation = generation;
     let namespace = ud.namespace().unwrap_or_default();
-    let api: Api<UnitedDeployment> = Api::namespaced(ctx.client.clone(), &namespace);
-    let mut current = ud.clone();
+    let resource = ApiResource::erase::<CachedUnitedDeployment>(&());
+    let api: Api<DynamicObject> = Api::namespaced_with(ctx.client.clone(), &namespace, &resource);
+    let status_value = serde_json::to_value(&status)?;
+    let mut current: Value = json!({
+        "apiVersion": "apps.kruise.io/v1beta1", "kind": "UnitedDeployment",
+        "metadata": ud.metadata, "spec": serde_json::to_value(&ud.spec)?,
+    });
     for _ in 0..ATTEMPTS {
-        current.status = Some(status.clone());
-        match api.replace_status(&ud.name_any(), &PostParams::default(), &current).await {
+        current["status"] = status_value.clone();
+        let object: DynamicObject = serde_json::from_value(current.clone())?;
+        match api.replace_status(&ud.name_any(), &PostParams::default(), &object).await {
             Ok(written) => {
                 ctx.rv.expect(
                     key,
@@ -713,7 +789,7 @@ async fn write_status(
                 return Ok(());
             }
             Err(error) if is_status(&error, 409) => match api.get_opt(&ud.name_any()).await? {
-                Some(fresh) => current = fresh,
+                Some(fresh) => current = serde_json::to_value(fresh)?,
                 None => return Ok(()),
             },
             Err(error) if is_status(&error, 404) => return Ok(()),
