@@ -381,7 +381,8 @@ mod tests {
     /// Upstream `TestScaleReplicas`.
     #[test]
     fn scale_replicas() {
-        let cases: &[(&[(&str, i32)], i32, &str)] = &[
+        type Case<'a> = (&'a [(&'a str, i32)], i32, &'a str);
+        let cases: &[Case] = &[
             (&[("t1", 1), ("t2", 4), ("t3", 2), ("t4", 2)], 5, " t1 -> 1; t3 -> 1; t4 -> 1; t2 -> 2;"),
             (&[("t1", 2)], 0, " t1 -> 0;"),
             (&[("t1", 1), ("t2", 4), ("t3", 2), ("t4", 2)], 17, " t1 -> 4; t3 -> 4; t4 -> 4; t2 -> 5;"),
@@ -464,7 +465,8 @@ mod tests {
     /// Upstream `TestCapacityAllocator`.
     #[test]
     fn capacity_allocator() {
-        let cases: &[(&str, i32, [i32; 5], [i32; 5], [i32; 5])] = &[
+        type Case<'a> = (&'a str, i32, [i32; 5], [i32; 5], [i32; 5]);
+        let cases: &[Case] = &[
             ("sum_all_min_replicas == replicas", 10, [2; 5], [5, 5, 5, 5, -1], [2, 2, 2, 2, 2]),
             ("sum_all_min_replicas < replicas", 14, [2; 5], [5, 5, 5, 5, -1], [5, 3, 2, 2, 2]),
             ("sum_all_min_replicas > replicas", 5, [2; 5], [5, 5, 5, 5, -1], [2, 2, 1, 0, 0]),
@@ -500,7 +502,8 @@ mod tests {
     #[test]
     fn default_adaptive_allocation() {
         #[rustfmt::skip]
-        let cases: &[(&str, i32, &[i32], &[i32], &[i32], &[i32], &[i32])] = &[
+        type Case<'a> = (&'a str, i32, &'a [i32], &'a [i32], &'a [i32], &'a [i32], &'a [i32]);
+        let cases: &[Case] = &[
             // name, replicas, subset pods, min, max, pending (-1: none but unschedulable), expected
             ("5 pending pods = maxReplicas -> 3, 7", 10, &[5, 5], &[3, -1], &[5, -1], &[5, 0], &[3, 7]),
             ("4 pending pods < maxReplicas -> 3, 7", 10, &[5, 5], &[3, -1], &[5, -1], &[4, 0], &[3, 7]),
@@ -512,13 +515,69 @@ mod tests {
             ("normal scale down 3 -> 1", 1, &[2, 1], &[1, -1], &[2, -1], &[0, 0], &[1, 0]),
             ("scale down with min and pending", 3, &[1, 3], &[1, -1], &[2, -1], &[1, 0], &[1, 2]),
             ("scale down with only pending", 3, &[1, 3], &[0, -1], &[2, -1], &[1, 0], &[0, 3]),
-            ("complex: start", 4, &[0, 0, 0, 0], &[0, 0, 0, 0], &[2, -1, -1, -1], &[0, 0, 0, 0], &[2, 2, 0, 0]),
-            ("complex: found subset-1 unschedulable", 4, &[2, 2, 0, 0], &[0, 0, 0, 0], &[2, -1, -1, -1], &[0, 2, 0, 0], &[2, 0, 2, 0]),
-            ("complex: found subset-2 unschedulable", 4, &[2, 0, 2, 0], &[0, 0, 0, 0], &[2, -1, -1, -1], &[0, -1, 2, 0], &[2, 0, 0, 2]),
-            ("complex: scale up 4 -> 8 when unschedulable", 8, &[2, 0, 0, 2], &[0, 0, 0, 0], &[2, -1, -1, -1], &[0, -1, -1, 0], &[2, 0, 0, 6]),
-            ("complex: scale up 4 -> 8 after recovered", 8, &[2, 0, 0, 2], &[0, 0, 0, 0], &[2, -1, -1, -1], &[0, 0, 0, 0], &[2, 4, 0, 2]),
-            ("complex: scale down 8 -> 4 when unschedulable", 4, &[2, 0, 0, 6], &[0, 0, 0, 0], &[-1, -1, -1, -1], &[0, 0, 0, 0], &[2, 0, 0, 2]),
-            ("complex: scale down 8 -> 4 after recovered", 4, &[2, 0, 0, 6], &[0, 0, 0, 0], &[-1, -1, -1, -1], &[0, 0, 0, 0], &[2, 0, 0, 2]),
+            (
+                "complex: start",
+                4,
+                &[0, 0, 0, 0],
+                &[0, 0, 0, 0],
+                &[2, -1, -1, -1],
+                &[0, 0, 0, 0],
+                &[2, 2, 0, 0],
+            ),
+            (
+                "complex: found subset-1 unschedulable",
+                4,
+                &[2, 2, 0, 0],
+                &[0, 0, 0, 0],
+                &[2, -1, -1, -1],
+                &[0, 2, 0, 0],
+                &[2, 0, 2, 0],
+            ),
+            (
+                "complex: found subset-2 unschedulable",
+                4,
+                &[2, 0, 2, 0],
+                &[0, 0, 0, 0],
+                &[2, -1, -1, -1],
+                &[0, -1, 2, 0],
+                &[2, 0, 0, 2],
+            ),
+            (
+                "complex: scale up 4 -> 8 when unschedulable",
+                8,
+                &[2, 0, 0, 2],
+                &[0, 0, 0, 0],
+                &[2, -1, -1, -1],
+                &[0, -1, -1, 0],
+                &[2, 0, 0, 6],
+            ),
+            (
+                "complex: scale up 4 -> 8 after recovered",
+                8,
+                &[2, 0, 0, 2],
+                &[0, 0, 0, 0],
+                &[2, -1, -1, -1],
+                &[0, 0, 0, 0],
+                &[2, 4, 0, 2],
+            ),
+            (
+                "complex: scale down 8 -> 4 when unschedulable",
+                4,
+                &[2, 0, 0, 6],
+                &[0, 0, 0, 0],
+                &[-1, -1, -1, -1],
+                &[0, 0, 0, 0],
+                &[2, 0, 0, 2],
+            ),
+            (
+                "complex: scale down 8 -> 4 after recovered",
+                4,
+                &[2, 0, 0, 6],
+                &[0, 0, 0, 0],
+                &[-1, -1, -1, -1],
+                &[0, 0, 0, 0],
+                &[2, 0, 0, 2],
+            ),
         ];
         for (name, replicas, subset_pods, mins, maxes, pending, want) in cases {
             let mut spec = UnitedDeploymentSpec { replicas: Some(*replicas), ..Default::default() };

@@ -827,7 +827,8 @@ mod tests {
         let mut deleted = pod("Running", vec![ready(-99), scheduled()], at(now, -100), &[]);
         deleted.metadata.deletion_timestamp = Some(at(now, -1));
         // name, pod, updated revision, update started (seconds from now), reserved, next check, update-timeout pods
-        let cases: Vec<(&str, Pod, &str, i64, bool, Option<Duration>, i32)> = vec![
+        type Case<'a> = (&'a str, Pod, &'a str, i64, bool, Option<Duration>, i32);
+        let cases: Vec<Case> = vec![
             (
                 "Normal pod, pending, not long enough",
                 pod("Pending", vec![unschedulable()], at(now, -3), &[]),
