@@ -935,6 +935,54 @@ mod tests {
         }
     }
 
+    fn pods_at(revisions: &[&str]) -> Vec<Pod> {
+        revisions
+            .iter()
+            .map(|revision| {
+                let mut pod = Pod::default();
+                if !revision.is_empty() {
+                    pod.metadata.labels = Some([(REVISION_LABEL.to_string(), revision.to_string())].into());
+                }
+                pod
+            })
+            .collect()
+    }
+
+    /// Upstream `TestGetCurrentPartitionForStrategyOnDelete` (adapter_util_test.go): the pods
+    /// not at the revision (ordinals do not matter).
+    #[test]
+    fn get_current_partition_for_strategy_on_delete() {
+        let cases: &[(&[&str], i32)] = &[
+            (&["v1", "v2", "v2"], 1),
+            (&["v1", "v1", "v2"], 2),
+            (&["v2", "v1", "v2", "v2"], 1),
+            (&["v1", "v2", "v2"], 1),
+            (&["v2", "v1", "v2"], 1),
+            (&["v1", "v1", "v1"], 3),
+            (&["v1", "", "v2", "v3"], 3),
+        ];
+        for (revisions, want) in cases {
+            assert_eq!(current_partition(&pods_at(revisions), "v2"), *want, "{revisions:?}");
+        }
+    }
+
+    /// Upstream `TestCalculateUpdatedReplicas` (adapter_util_test.go).
+    #[test]
+    fn calculate_updated_replicas() {
+        let running = |revision: &str, ready: bool| {
+            let mut pod = pods_at(&[revision]).remove(0);
+            pod.status = Some(PodStatus {
+                phase: Some("Running".into()),
+                conditions: Some(vec![cond("Ready", if ready { "True" } else { "False" }, None, None)]),
+                ..Default::default()
+            });
+            pod
+        };
+        let mut pods: Vec<Pod> = (0..5).map(|i| running("updated-revision", i < 3)).collect();
+        pods.extend((0..2).map(|_| running("old-revision", true)));
+        assert_eq!(updated_replicas(&pods, "updated-revision"), (5, 3));
+    }
+
     fn spec_with_subsets(names: &[&str]) -> UnitedDeploymentSpec {
         let mut spec = UnitedDeploymentSpec::default();
         spec.topology.subsets =

@@ -620,6 +620,68 @@ mod tests {
         }
     }
 
+    /// Upstream `TestApplySubsetTemplate` (adapter_test.go): for each kind, template labels and
+    /// annotations, selector labels, subset and revision labels, the patch annotation written as
+    /// given, and the patch applied to the pod template.
+    #[test]
+    fn apply_subset_template_sets_labels_annotations_and_patch() {
+        for kind in SubsetKind::ALL {
+            let mut ud = UnitedDeployment::new("test", UnitedDeploymentSpec::default());
+            ud.spec.selector = Some(LabelSelector {
+                match_labels: Some([("selector-key".to_string(), "selector-value".to_string())].into()),
+                ..Default::default()
+            });
+            ud.spec.topology.subsets = vec![Subset {
+                name: "subset-a".into(),
+                patch: Some(json!({"metadata": {"annotations": {"patched-key": "patched-value"}}})),
+                ..Default::default()
+            }];
+            let meta = ObjectMeta {
+                labels: Some([("custom-label-1".to_string(), "custom-value-1".to_string())].into()),
+                annotations: Some([("annotation-key".to_string(), "annotation-value".to_string())].into()),
+                ..Default::default()
+            };
+            let t = &mut ud.spec.template;
+            match kind {
+                SubsetKind::AdvancedStatefulSet => {
+                    t.advanced_stateful_set_template =
+                        Some(kruise_crds::apps::v1beta1::AdvancedStatefulSetTemplateSpec {
+                            metadata: meta,
+                            ..Default::default()
+                        })
+                }
+                SubsetKind::CloneSet => {
+                    t.clone_set_template = Some(CloneSetTemplateSpec { metadata: meta, ..Default::default() })
+                }
+                SubsetKind::Deployment => {
+                    t.deployment_template = Some(kruise_crds::apps::v1beta1::DeploymentTemplateSpec {
+                        metadata: meta,
+                        ..Default::default()
+                    })
+                }
+                SubsetKind::StatefulSet => {
+                    t.stateful_set_template =
+                        Some(StatefulSetTemplateSpec { metadata: meta, ..Default::default() })
+                }
+            }
+            let w = apply_subset_template(&ud, kind, "subset-a", "abcd", 2, 4, None).unwrap();
+            let labels = &w["metadata"]["labels"];
+            assert_eq!(labels["custom-label-1"], "custom-value-1", "{kind:?}");
+            assert_eq!(labels["selector-key"], "selector-value");
+            assert_eq!(labels[SUBSET_NAME_LABEL], "subset-a");
+            assert_eq!(labels[REVISION_LABEL], "abcd");
+            assert_eq!(w["metadata"]["annotations"]["annotation-key"], "annotation-value");
+            assert_eq!(
+                w["metadata"]["annotations"][SUBSET_PATCH_ANNOTATION],
+                r#"{"metadata":{"annotations":{"patched-key":"patched-value"}}}"#
+            );
+            assert_eq!(
+                w["spec"]["template"]["metadata"]["annotations"],
+                json!({"patched-key": "patched-value"})
+            );
+        }
+    }
+
     /// Upstream `TestStrategicMergePatch` style: the subset patch merges containers by name and
     /// is recorded in the annotation.
     #[test]
