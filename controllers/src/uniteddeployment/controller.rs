@@ -29,9 +29,9 @@ use kube::{
 use serde_json::{Value, json};
 
 use super::{
-    allocator::{allocate, reserves_unschedulable_pods},
+    allocator::{allocate, is_adaptive, reserves_unschedulable_pods},
     core::{
-        RESERVED_POD_LABEL, Requeue, SubsetView, adaptive, calculate_status, classify_subsets, condition,
+        RESERVED_POD_LABEL, Requeue, SubsetView, calculate_status, classify_subsets, condition,
         default_adaptive_status, init_status, new_revision, next_partitions, next_updates,
         post_process_reserved, provision_plan, reserved_adaptive_status, set_condition,
         set_updated_condition, status_selector, update_reason, updated_since,
@@ -384,7 +384,7 @@ async fn reconcile(ctx: &Context, key: &str) -> Result<Option<Duration>, Control
 
     // The Adaptive strategy's view of each subset.
     let mut requeue = Requeue::default();
-    if adaptive(&ud.spec) {
+    if is_adaptive(&ud.spec) {
         let since = updated_since(&status).cloned();
         for (name, subset) in existing.iter_mut() {
             let entry = status.subset_status_mut(name);
@@ -439,7 +439,7 @@ async fn reconcile(ctx: &Context, key: &str) -> Result<Option<Duration>, Control
         }
     }
     if !creates.is_empty() && provision_errors.is_empty() {
-        if adaptive(&ud.spec) {
+        if is_adaptive(&ud.spec) {
             requeue.push(super::core::adaptive_durations(&ud.spec).0);
         }
         ctx.event(
@@ -526,7 +526,7 @@ async fn reconcile(ctx: &Context, key: &str) -> Result<Option<Duration>, Control
             condition(UnitedDeploymentConditionType::SubsetUpdated, true, "", "", now),
         );
     } else {
-        if adaptive(&ud.spec) && new_pods {
+        if is_adaptive(&ud.spec) && new_pods {
             requeue.push(super::core::adaptive_durations(&ud.spec).0);
         }
         let message = update_errors.join("; ");

@@ -32,7 +32,7 @@ use kruise_crds::apps::v1beta1::{
 use kube::{Resource, ResourceExt};
 use serde_json::{Value, json};
 
-use super::allocator::{Allocation, is_adaptive, reserves_unschedulable_pods};
+use super::allocator::{Allocation, reserves_unschedulable_pods};
 use crate::workload::revision::{REVISION_HASH_LABEL, data_bytes, revision_hash};
 
 /// Label on every subset workload and its pods: the subset's name (upstream
@@ -769,16 +769,6 @@ pub fn new_revision(ud: &UnitedDeployment, number: i64, collision_count: i32) ->
         data: Some(k8s_openapi::apimachinery::pkg::runtime::RawExtension(data)),
         revision: number,
     }
-}
-
-/// The hash label of a revision name `<ud>-<hash>`.
-pub fn revision_name(ud: &str, hash: &str) -> String {
-    crate::workload::revision::revision_name(ud, hash)
-}
-
-/// Whether the Adaptive strategy is on (re-exported for the controller).
-pub fn adaptive(spec: &UnitedDeploymentSpec) -> bool {
-    is_adaptive(spec)
 }
 
 #[cfg(test)]
