@@ -23,6 +23,8 @@
 //!   NodePodProbe per node, which the node daemon runs; results written back onto the pods).
 //! - [`resourcedistribution`]: copies one Secret or ConfigMap into the namespaces a
 //!   ResourceDistribution targets and keeps the copies in sync.
+//! - [`uniteddeployment`]: one workload per topology subset of a UnitedDeployment, with the
+//!   replicas split over the subsets and template updates rolled out with per-subset partitions.
 
 pub mod advancedcronjob;
 pub mod app;
@@ -47,6 +49,7 @@ pub mod runtime;
 pub mod sidecarset;
 pub mod sidecarterminator;
 pub mod statefulset;
+pub mod uniteddeployment;
 pub mod webhook;
 pub mod workload;
 

@@ -165,7 +165,8 @@ async fn the_server_registers_itself() {
             "msidecarset.kb.io",
             "mnodeimage.kb.io",
             "mbroadcastjob.kb.io",
-            "madvancedcronjob.kb.io"
+            "madvancedcronjob.kb.io",
+            "muniteddeployment.kb.io"
         ]
     );
     assert_eq!(

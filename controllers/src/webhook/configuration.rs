@@ -206,6 +206,16 @@ const MUTATING: &[WebhookSpec] = &[
         exempt_control_plane: false,
         only_delete_protected: false,
     },
+    WebhookSpec {
+        name: "muniteddeployment.kb.io",
+        path: super::UNITEDDEPLOYMENT_MUTATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "uniteddeployments",
+        exempt_control_plane: false,
+        only_delete_protected: false,
+    },
 ];
 
 const VALIDATING: &[WebhookSpec] = &[
@@ -326,6 +336,16 @@ const VALIDATING: &[WebhookSpec] = &[
         versions: &["v1alpha1", "v1beta1"],
         operations: &["CREATE", "UPDATE"],
         resource: "resourcedistributions",
+        exempt_control_plane: false,
+        only_delete_protected: false,
+    },
+    WebhookSpec {
+        name: "vuniteddeployment.kb.io",
+        path: super::UNITEDDEPLOYMENT_VALIDATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE", "DELETE"],
+        resource: "uniteddeployments",
         exempt_control_plane: false,
         only_delete_protected: false,
     },
@@ -683,7 +703,8 @@ mod tests {
                 "msidecarset.kb.io",
                 "mnodeimage.kb.io",
                 "mbroadcastjob.kb.io",
-                "madvancedcronjob.kb.io"
+                "madvancedcronjob.kb.io",
+                "muniteddeployment.kb.io"
             ]
         );
         let pod = &mutating["webhooks"][0];
@@ -740,6 +761,7 @@ mod tests {
                 "vadvancedcronjob.kb.io",
                 "vephemeraljobs.kb.io",
                 "vresourcedistribution.kb.io",
+                "vuniteddeployment.kb.io",
                 "vbuiltindeployment.kb.io",
                 "vbuiltinreplicaset.kb.io",
                 "vbuiltinstatefulset.kb.io",
@@ -750,7 +772,7 @@ mod tests {
             ]
         );
         // Upstream's deletion-protection webhooks: DELETE only, labelled objects only.
-        let namespace = &validating["webhooks"][16];
+        let namespace = &validating["webhooks"][17];
         assert_eq!(
             namespace["rules"],
             json!([{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["namespaces"]}])
@@ -760,11 +782,11 @@ mod tests {
             json!({"matchExpressions": [{"key": "policy.kruise.io/delete-protection", "operator": "Exists"}]})
         );
         assert_eq!(namespace["clientConfig"]["url"], "https://127.0.0.1:9876/validate-namespace");
-        let crd = &validating["webhooks"][15];
+        let crd = &validating["webhooks"][16];
         assert_eq!(crd["rules"][0]["apiGroups"], json!(["apiextensions.k8s.io"]));
         assert_eq!(crd["rules"][0]["apiVersions"], json!(["v1", "v1beta1"]));
-        assert_eq!(validating["webhooks"][14]["rules"][0]["resources"], json!(["statefulsets"]));
-        assert_eq!(validating["webhooks"][14]["rules"][0]["apiGroups"], json!(["apps"]));
+        assert_eq!(validating["webhooks"][15]["rules"][0]["resources"], json!(["statefulsets"]));
+        assert_eq!(validating["webhooks"][15]["rules"][0]["apiGroups"], json!(["apps"]));
         assert!(validating["webhooks"][0].get("objectSelector").is_none());
         let daemonset = &validating["webhooks"][2];
         assert_eq!(

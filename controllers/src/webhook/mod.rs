@@ -19,6 +19,8 @@
 //!   Job kinds;
 //! - `/validate-apps-kruise-io-resourcedistribution` ([`resourcedistribution`]):
 //!   ResourceDistribution validation (refused while `ResourceDistributionGate` is off);
+//! - `/mutate-apps-kruise-io-uniteddeployment` and `/validate-apps-kruise-io-uniteddeployment`
+//!   ([`uniteddeployment`]): UnitedDeployment defaults and validation (both versions);
 //! - `/mutate-pod` ([`pod`]): the `KruisePodReady` readiness gate on Kruise-owned pods;
 //! - `/validate-namespace`, `/validate-customresourcedefinition`, `/validate-apps-deployment`,
 //!   `/validate-apps-replicaset`, `/validate-apps-statefulset`, `/validate-service` and
@@ -58,6 +60,7 @@ pub mod resourcedistribution;
 mod server;
 pub mod sidecarset;
 pub mod statefulset;
+pub mod uniteddeployment;
 
 use std::{
     net::{IpAddr, SocketAddr},
@@ -109,6 +112,10 @@ pub const EPHEMERALJOB_VALIDATING_PATH: &str = "/validate-apps-kruise-io-v1alpha
 /// Path of the ResourceDistribution validating webhook (both versions, as upstream since the
 /// v1beta1 promotion).
 pub const RESOURCEDISTRIBUTION_VALIDATING_PATH: &str = "/validate-apps-kruise-io-resourcedistribution";
+/// Path of the UnitedDeployment defaulting webhook (both versions).
+pub const UNITEDDEPLOYMENT_MUTATING_PATH: &str = "/mutate-apps-kruise-io-uniteddeployment";
+/// Path of the UnitedDeployment validating webhook (both versions).
+pub const UNITEDDEPLOYMENT_VALIDATING_PATH: &str = "/validate-apps-kruise-io-uniteddeployment";
 /// Path of the pod mutating webhook.
 pub const POD_MUTATING_PATH: &str = "/mutate-pod";
 /// Path of the PodProbeMarker validating webhook.

@@ -200,6 +200,8 @@ fn router(state: HandlerState) -> Router {
         .route(CONTAINERRECREATEREQUEST_MUTATING_PATH, post(mutate_crr))
         .route(super::PODPROBEMARKER_VALIDATING_PATH, post(validate_podprobemarker))
         .route(super::RESOURCEDISTRIBUTION_VALIDATING_PATH, post(validate_resourcedistribution))
+        .route(super::UNITEDDEPLOYMENT_MUTATING_PATH, post(mutate_uniteddeployment))
+        .route(super::UNITEDDEPLOYMENT_VALIDATING_PATH, post(validate_uniteddeployment))
         .route(super::DEPLOYMENT_VALIDATING_PATH, post(|state, body| protect(state, Target::Workload, body)))
         .route(super::REPLICASET_VALIDATING_PATH, post(|state, body| protect(state, Target::Workload, body)))
         .route(
@@ -402,6 +404,20 @@ async fn validate_resourcedistribution(State(state): State<HandlerState>, body: 
         Ok(request) => {
             into_review(super::resourcedistribution::validate(&request, state.resource_distribution_gate))
         }
+        Err(response) => into_review(*response),
+    })
+}
+
+async fn mutate_uniteddeployment(body: Bytes) -> Json<Value> {
+    Json(match parse_review(&body) {
+        Ok(request) => into_review(super::uniteddeployment::mutate(&request)),
+        Err(response) => into_review(*response),
+    })
+}
+
+async fn validate_uniteddeployment(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
+    Json(match parse_review(&body) {
+        Ok(request) => into_review(super::uniteddeployment::validate(&request, state.validation)),
         Err(response) => into_review(*response),
     })
 }

@@ -101,6 +101,8 @@ pub const GROUPS: &[Group] = &[
         &["apps/v1beta1/resourcedistribution.go"],
         true,
     ),
+    group("uniteddeployment-v1alpha1", "UnitedDeployment", &["apps/v1alpha1/uniteddeployment.go"], true),
+    group("uniteddeployment-v1beta1", "UnitedDeployment", &["apps/v1beta1/uniteddeployment.go"], true),
     group(
         "sidecarset-v1alpha1",
         "SidecarSet",
@@ -122,8 +124,6 @@ pub const GROUPS: &[Group] = &[
         ],
         false,
     ),
-    group("uniteddeployment-v1alpha1", "UnitedDeployment", &["apps/v1alpha1/uniteddeployment.go"], false),
-    group("uniteddeployment-v1beta1", "UnitedDeployment", &["apps/v1beta1/uniteddeployment.go"], false),
     group("workloadspread-v1alpha1", "WorkloadSpread", &["apps/v1alpha1/workloadspread.go"], false),
     group("workloadspread-v1beta1", "WorkloadSpread", &["apps/v1beta1/workloadspread.go"], false),
     group(

@@ -33,6 +33,7 @@ mod service_api;
 mod sidecarset;
 mod sidecarterminator;
 mod statefulset;
+mod uniteddeployment;
 mod upstream;
 
 use std::process::ExitCode;
@@ -112,6 +113,24 @@ fn main() -> ExitCode {
             name: "resourcedistribution::invalid_distributions_are_refused_with_field_paths",
             run: |scene| {
                 Box::pin(resourcedistribution::invalid_distributions_are_refused_with_field_paths(scene))
+            },
+        },
+        Scenario {
+            name: "uniteddeployment::spreads_cloneset_subsets_over_zones_and_updates_with_partitions",
+            run: |scene| {
+                Box::pin(uniteddeployment::spreads_cloneset_subsets_over_zones_and_updates_with_partitions(
+                    scene,
+                ))
+            },
+        },
+        Scenario {
+            name: "uniteddeployment::spreads_deployment_subsets_with_elastic_replicas",
+            run: |scene| Box::pin(uniteddeployment::spreads_deployment_subsets_with_elastic_replicas(scene)),
+        },
+        Scenario {
+            name: "uniteddeployment::invalid_uniteddeployments_are_refused_with_field_paths",
+            run: |scene| {
+                Box::pin(uniteddeployment::invalid_uniteddeployments_are_refused_with_field_paths(scene))
             },
         },
         Scenario {
