@@ -212,6 +212,11 @@ const CONTROLLERS: &[Entry] = &[
             Box::pin(crate::resourcedistribution::run(caches, metrics, synced))
         },
     },
+    Entry {
+        readiness_check: "persistentpodstate-caches",
+        enabled: always,
+        start: |caches, metrics, _, synced| Box::pin(crate::persistentpodstate::run(caches, metrics, synced)),
+    },
 ];
 
 /// The controllers the feature gates enable, each marking its readiness check

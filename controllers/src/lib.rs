@@ -23,6 +23,8 @@
 //!   NodePodProbe per node, which the node daemon runs; results written back onto the pods).
 //! - [`resourcedistribution`]: copies one Secret or ConfigMap into the namespaces a
 //!   ResourceDistribution targets and keeps the copies in sync.
+//! - [`persistentpodstate`]: records where each StatefulSet pod ran so that its replacement
+//!   is scheduled back there (with the pod webhook), and auto-generates PersistentPodStates.
 
 pub mod advancedcronjob;
 pub mod app;
@@ -39,6 +41,7 @@ pub mod imagepulljob;
 pub mod inplace;
 pub mod nodeimage;
 pub mod nodepodprobe;
+pub mod persistentpodstate;
 pub mod podprobemarker;
 pub mod podreadiness;
 pub mod predownload;

@@ -19,7 +19,10 @@
 //!   Job kinds;
 //! - `/validate-apps-kruise-io-resourcedistribution` ([`resourcedistribution`]):
 //!   ResourceDistribution validation (refused while `ResourceDistributionGate` is off);
-//! - `/mutate-pod` ([`pod`]): the `KruisePodReady` readiness gate on Kruise-owned pods;
+//! - `/validate-apps-kruise-io-persistentpodstate` ([`persistentpodstate`]): PersistentPodState
+//!   validation, including the one-per-workload rule;
+//! - `/mutate-pod` ([`pod`]): the `KruisePodReady` readiness gate on Kruise-owned pods (and the
+//!   other pod mutations, such as [`pod_persistentpodstate`]);
 //! - `/validate-namespace`, `/validate-customresourcedefinition`, `/validate-apps-deployment`,
 //!   `/validate-apps-replicaset`, `/validate-apps-statefulset`, `/validate-service` and
 //!   `/validate-ingress` ([`deletion_protection`]): `policy.kruise.io/delete-protection` on the
@@ -52,7 +55,9 @@ pub mod deletion_protection;
 pub mod imagejobs;
 pub mod jobs;
 pub mod peers;
+pub mod persistentpodstate;
 pub mod pod;
+pub mod pod_persistentpodstate;
 pub mod podprobemarker;
 pub mod resourcedistribution;
 mod server;
@@ -109,6 +114,8 @@ pub const EPHEMERALJOB_VALIDATING_PATH: &str = "/validate-apps-kruise-io-v1alpha
 /// Path of the ResourceDistribution validating webhook (both versions, as upstream since the
 /// v1beta1 promotion).
 pub const RESOURCEDISTRIBUTION_VALIDATING_PATH: &str = "/validate-apps-kruise-io-resourcedistribution";
+/// Path of the PersistentPodState validating webhook (both versions).
+pub const PERSISTENTPODSTATE_VALIDATING_PATH: &str = "/validate-apps-kruise-io-persistentpodstate";
 /// Path of the pod mutating webhook.
 pub const POD_MUTATING_PATH: &str = "/mutate-pod";
 /// Path of the PodProbeMarker validating webhook.
