@@ -27,6 +27,7 @@ mod kubectl_create;
 mod nodes;
 mod nodes_lifecycle;
 mod nodes_streams;
+mod persistentpodstate;
 mod podprobe;
 mod resourcedistribution;
 mod service_api;
@@ -113,6 +114,10 @@ fn main() -> ExitCode {
             run: |scene| {
                 Box::pin(resourcedistribution::invalid_distributions_are_refused_with_field_paths(scene))
             },
+        },
+        Scenario {
+            name: "persistentpodstate::recreated_pods_return_to_their_zone",
+            run: |scene| Box::pin(persistentpodstate::recreated_pods_return_to_their_zone(scene)),
         },
         Scenario {
             name: "ephemeraljob::runs_on_replicas_and_succeeds",
