@@ -215,7 +215,9 @@ const CONTROLLERS: &[Entry] = &[
     Entry {
         readiness_check: "persistentpodstate-caches",
         enabled: always,
-        start: |caches, metrics, _, synced| Box::pin(crate::persistentpodstate::run(caches, metrics, synced)),
+        start: |caches, metrics, options, synced| {
+            Box::pin(crate::persistentpodstate::run(caches, metrics, options.manager_namespace(), synced))
+        },
     },
 ];
 

@@ -4,10 +4,17 @@
 //! auto-generation annotations change queues a `generate#...` key; a StatefulSet being deleted
 //! wakes its PersistentPodState); and the writes [`super::core`] decides.
 //!
-//! Custom workloads of the white list are read through the API when a PersistentPodState
-//! targets one (no watch on them: their pods' changes wake the PersistentPodState).
+//! Custom workloads of the white list (`PPS_Watch_Custom_Workload_WhiteList` of
+//! `kruise-configuration`, read once at start as upstream does) are watched with a dynamic
+//! watch each, handled as the StatefulSets are, and read through the API when reconciled.
 
-use std::{collections::BTreeMap, sync::Arc, time::Duration};
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::Arc,
+    time::Duration,
+};
+
+use futures::StreamExt;
 
 use k8s_openapi::api::{
     apps::v1::StatefulSet as BuiltinStatefulSet,
@@ -18,13 +25,14 @@ use kruise_crds::apps::v1beta1::{
 };
 use kube::{
     Api, Client, Resource, ResourceExt,
-    api::{DeleteParams, DynamicObject, GroupVersionKind, PostParams},
+    api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, PostParams},
+    runtime::{WatchStreamExt, watcher},
 };
 
 use super::core::{
-    AUTO_GENERATE_PREFIX, AutoGenerateAction, PodInfo, WorkloadInfo, WorkloadRef, auto_generate_action,
-    auto_generate_key, auto_generation_changed, calculate_status, parse_auto_generate_name,
-    pod_change_matters, select_for_target, wants_auto_generation,
+    AUTO_GENERATE_PREFIX, AutoGenerateAction, PodInfo, WHITELIST_KEY, WhiteList, WorkloadInfo, WorkloadRef,
+    auto_generate_action, auto_generate_key, auto_generation_changed, calculate_status,
+    parse_auto_generate_name, pod_change_matters, select_for_target, wants_auto_generation,
 };
 use crate::{
     ControllerError,
@@ -161,9 +169,89 @@ fn pod_event(event: &CacheEvent<Pod>, queue: &WorkQueue, states: &Informer<Persi
     queue_target(states, queue, &namespace, target);
 }
 
+/// The ConfigMap holding the white list (upstream `kruise-configuration`).
+const KRUISE_CONFIGURATION: &str = "kruise-configuration";
+
+/// Reads the white list from `kruise-configuration` in the manager namespace (empty when
+/// either is missing or the JSON does not parse; the latter is logged).
+async fn read_whitelist(client: &Client, namespace: &str) -> WhiteList {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let map = match Api::<ConfigMap>::namespaced(client.clone(), namespace)
+        .get_opt(KRUISE_CONFIGURATION)
+        .await
+    {
+        Ok(map) => map,
+        Err(error) => {
+            tracing::warn!(%namespace, %error, "cannot read kruise-configuration; no custom workloads watched");
+            return WhiteList::default();
+        }
+    };
+    let text = map.and_then(|map| map.data).and_then(|data| data.get(WHITELIST_KEY).cloned());
+    WhiteList::parse(text.as_deref()).unwrap_or_else(|error| {
+        tracing::warn!(key = WHITELIST_KEY, %error, "the white list is not valid JSON; no custom workloads watched");
+        WhiteList::default()
+    })
+}
+
+/// Watches one white-listed workload kind (upstream `enqueueRequestForStatefulSetLike`):
+/// creations and auto-generation annotation changes queue a `generate#...` key; a workload
+/// starting to terminate or deleted wakes its PersistentPodState.
+async fn watch_custom(
+    client: Client,
+    resource: ApiResource,
+    states: Informer<PersistentPodState>,
+    queue: WorkQueue,
+) {
+    let api: Api<DynamicObject> = Api::all_with(client, &resource);
+    let mut seen: HashMap<(String, String), (BTreeMap<String, String>, bool)> = HashMap::new();
+    let mut stream = watcher(api, watcher::Config::default()).default_backoff().boxed();
+    while let Some(event) = stream.next().await {
+        let (object, deleted) = match event {
+            Ok(watcher::Event::Apply(object) | watcher::Event::InitApply(object)) => (object, false),
+            Ok(watcher::Event::Delete(object)) => (object, true),
+            Ok(_) => continue,
+            Err(error) => {
+                tracing::debug!(kind = %resource.kind, %error, "custom workload watch error (retrying with back-off)");
+                continue;
+            }
+        };
+        let (namespace, name) = (object.namespace().unwrap_or_default(), object.name_any());
+        let target = TargetReference {
+            api_version: resource.api_version.clone(),
+            kind: resource.kind.clone(),
+            name: name.clone(),
+        };
+        if deleted {
+            seen.remove(&(namespace.clone(), name));
+            queue_target(&states, &queue, &namespace, target);
+            continue;
+        }
+        let annotations = object.annotations().clone();
+        let deleting = object.metadata.deletion_timestamp.is_some();
+        let generate = auto_generate_key(&namespace, &resource.api_version, &resource.kind, &name);
+        match seen.insert((namespace.clone(), name), (annotations.clone(), deleting)) {
+            None if wants_auto_generation(&annotations) => queue.add(generate),
+            None => {}
+            Some((old, was_deleting)) => {
+                if auto_generation_changed(&old, &annotations) {
+                    queue.add(generate);
+                }
+                if !was_deleting && deleting {
+                    queue_target(&states, &queue, &namespace, target);
+                }
+            }
+        }
+    }
+}
+
 /// Runs the controller until the future is dropped; `on_synced` is called once its caches hold
-/// their first lists.
-pub async fn run(caches: Caches, metrics: Metrics, on_synced: impl FnOnce() + Send) {
+/// their first lists. `manager_namespace` holds `kruise-configuration`.
+pub async fn run(
+    caches: Caches,
+    metrics: Metrics,
+    manager_namespace: String,
+    on_synced: impl FnOnce() + Send,
+) {
     let ctx = Arc::new(Context {
         client: caches.client().clone(),
         states: caches.informer::<PersistentPodState>(),
@@ -189,6 +277,20 @@ pub async fn run(caches: Caches, metrics: Metrics, on_synced: impl FnOnce() + Se
         workload_event(event, queue, &states, KRUISE_API_VERSION);
     });
     controller.reads(&ctx.nodes);
+    let whitelist = read_whitelist(&ctx.client, &manager_namespace).await;
+    for workload in &whitelist.workloads {
+        let gvk = GroupVersionKind::gvk(&workload.group, &workload.version, &workload.kind);
+        match kube::discovery::pinned_kind(&ctx.client, &gvk).await {
+            Ok((resource, _)) => {
+                tracing::info!(kind = %workload.kind, group = %workload.group, "watching a white-listed custom workload");
+                let task = watch_custom(ctx.client.clone(), resource, ctx.states.clone(), controller.queue());
+                controller.alongside(task, std::future::ready(()));
+            }
+            Err(error) => {
+                tracing::warn!(kind = %workload.kind, group = %workload.group, %error, "white-listed workload kind is not served");
+            }
+        }
+    }
     let initial = ctx.clone();
     let initial_keys = move || {
         let mut keys: Vec<String> = initial

@@ -120,6 +120,10 @@ fn main() -> ExitCode {
             run: |scene| Box::pin(persistentpodstate::recreated_pods_return_to_their_zone(scene)),
         },
         Scenario {
+            name: "persistentpodstate::white_listed_custom_workloads",
+            run: |scene| Box::pin(persistentpodstate::white_listed_custom_workloads(scene)),
+        },
+        Scenario {
             name: "ephemeraljob::runs_on_replicas_and_succeeds",
             run: |scene| Box::pin(ephemeraljob::runs_on_replicas_and_succeeds(scene)),
         },

@@ -286,3 +286,135 @@ pub async fn recreated_pods_return_to_their_zone(scene: Scene) -> Result<(), Ski
     kit.kit.shutdown().await;
     Ok(())
 }
+
+/// The custom kind the white-list scenario defines.
+const LIKE_GROUP: &str = "kruise-it.example.com";
+
+/// A kind listed in `PPS_Watch_Custom_Workload_WhiteList` (upstream's "statefulsetlike"
+/// spec, which upstream's suite skips without its CRD): the manager, started after the
+/// ConfigMap, watches it; its annotations make a PersistentPodState that records the pods it
+/// controls (with the chosen pod annotation); a pod recreated under a recorded name gets the
+/// recorded zone as `nodeSelector`; removing the flag deletes the PersistentPodState.
+pub async fn white_listed_custom_workloads(scene: Scene) -> Result<(), Skip> {
+    use k8s_openapi::{
+        api::core::v1::{ConfigMap, Namespace},
+        apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    };
+    let mut kit = Kit::start_with(&scene, None).await;
+    let client = kit.client.clone();
+    let crd = json!({
+        "metadata": {"name": format!("statefulsetlikes.{LIKE_GROUP}")},
+        "spec": {
+            "group": LIKE_GROUP, "scope": "Namespaced",
+            "names": {"plural": "statefulsetlikes", "singular": "statefulsetlike", "kind": "StatefulSetLike"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                          "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}],
+        }
+    });
+    Api::<CustomResourceDefinition>::all(client.clone())
+        .create(&PostParams::default(), &serde_json::from_value(crd).unwrap())
+        .await
+        .unwrap();
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    if namespaces.get_opt("kruise-system").await.unwrap().is_none() {
+        let namespace = serde_json::from_value(json!({"metadata": {"name": "kruise-system"}})).unwrap();
+        namespaces.create(&PostParams::default(), &namespace).await.unwrap();
+    }
+    let whitelist = json!({"workloads": [{"Group": LIKE_GROUP, "Version": "v1", "Kind": "StatefulSetLike"}]});
+    let configuration = json!({
+        "metadata": {"name": "kruise-configuration"},
+        "data": {"PPS_Watch_Custom_Workload_WhiteList": whitelist.to_string()},
+    });
+    Api::<ConfigMap>::namespaced(client.clone(), "kruise-system")
+        .create(&PostParams::default(), &serde_json::from_value(configuration).unwrap())
+        .await
+        .unwrap();
+    let likes = dynamic_api(&kit, LIKE_GROUP, "v1", "StatefulSetLike", "statefulsetlikes");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while likes.list(&ListParams::default().limit(1)).await.is_err() {
+        assert!(Instant::now() < deadline, "StatefulSetLikes are not served 30 s after the CRD");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    kit.manager = Some(crate::cloneset_kit::start_manager(&scene, ManagerSpec::in_process()).await);
+    let nodes: Api<Node> = Api::all(client.clone());
+    for node in kit.nodes.as_ref().expect("the kit starts nodes").names() {
+        let patch = json!({"metadata": {"labels": {ZONE: format!("zone-of-{node}")}}});
+        nodes.patch(node, &PatchParams::default(), &Patch::Merge(&patch)).await.unwrap();
+    }
+    let states: Api<PersistentPodState> = Api::namespaced(client.clone(), "default");
+
+    let like = json!({
+        "apiVersion": format!("{LIKE_GROUP}/v1"), "kind": "StatefulSetLike",
+        "metadata": {"name": "like", "annotations": {
+            "kruise.io/auto-generate-persistent-pod-state": "true",
+            "kruise.io/required-persistent-topology": ZONE,
+            "kruise.io/persistent-pod-annotations": "name",
+        }},
+        "spec": {"replicas": 2},
+    });
+    let created = likes.create(&PostParams::default(), &serde_json::from_value(like).unwrap()).await.unwrap();
+    let uid = created.uid().unwrap();
+    let deadline = Instant::now() + SETTLE;
+    let generated = loop {
+        if let Some(state) = states.get_opt("like").await.unwrap() {
+            break state;
+        }
+        assert!(Instant::now() < deadline, "no PersistentPodState generated for the custom workload");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(generated.spec.target_reference.kind, "StatefulSetLike");
+    assert_eq!(generated.spec.required_persistent_topology.as_ref().unwrap().keys, [ZONE]);
+
+    let pod = |ordinal: usize| -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": format!("like-{ordinal}"), "labels": {"app": "like"},
+                         "annotations": {"name": format!("value-{ordinal}")},
+                         "ownerReferences": [{"apiVersion": format!("{LIKE_GROUP}/v1"), "kind": "StatefulSetLike",
+                                              "name": "like", "uid": uid, "controller": true}]},
+            "spec": {"terminationGracePeriodSeconds": 1, "containers": [{"name": "main", "image": "nginx:1.25"}]},
+        }))
+        .unwrap()
+    };
+    for ordinal in 0..2 {
+        kit.pods.create(&PostParams::default(), &pod(ordinal)).await.unwrap();
+    }
+    let deadline = Instant::now() + SETTLE;
+    let recorded_state = loop {
+        let state = states.get("like").await.unwrap();
+        let pod_states = state.status.clone().unwrap_or_default().pod_states;
+        if pod_states.len() == 2 && pod_states.values().all(|s| s.annotations.len() == 1) {
+            break pod_states;
+        }
+        assert!(Instant::now() < deadline, "states not recorded: {:?}", state.status);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(recorded_state["like-1"].annotations["name"], "value-1");
+    scene.observe(
+        "custom recorded annotations",
+        &recorded_state.values().map(|s| s.annotations.clone()).collect::<Vec<_>>(),
+    );
+
+    // A pod recreated under a recorded name gets the recorded zone.
+    let zone = recorded_state["like-0"].node_topology_labels[ZONE].clone();
+    kit.pods.delete("like-0", &DeleteParams::default()).await.unwrap();
+    let deadline = Instant::now() + SETTLE;
+    while kit.pods.get_opt("like-0").await.unwrap().is_some() {
+        assert!(Instant::now() < deadline, "like-0 not gone");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let again = kit.pods.create(&PostParams::default(), &pod(0)).await.unwrap();
+    assert_eq!(again.annotations().get(INJECTED).map(String::as_str), Some("like"));
+    let selector = again.spec.as_ref().unwrap().node_selector.clone().unwrap_or_default();
+    assert_eq!(selector.get(ZONE), Some(&zone));
+
+    // Without the flag, the generated PersistentPodState goes.
+    let unflag = json!({"metadata": {"annotations": {"kruise.io/auto-generate-persistent-pod-state": null}}});
+    likes.patch("like", &PatchParams::default(), &Patch::Merge(&unflag)).await.unwrap();
+    let deadline = Instant::now() + SETTLE;
+    while states.get_opt("like").await.unwrap().is_some() {
+        assert!(Instant::now() < deadline, "the generated PersistentPodState was not deleted");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    kit.shutdown().await;
+    Ok(())
+}
