@@ -391,7 +391,7 @@ pub async fn white_listed_custom_workloads(scene: Scene) -> Result<(), Skip> {
     assert_eq!(recorded_state["like-1"].annotations["name"], "value-1");
     scene.observe(
         "custom recorded annotations",
-        &recorded_state.values().map(|s| s.annotations.clone()).collect::<Vec<_>>(),
+        recorded_state.values().map(|s| s.annotations.clone()).collect::<Vec<_>>(),
     );
 
     // A pod recreated under a recorded name gets the recorded zone.
