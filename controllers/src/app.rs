@@ -217,6 +217,13 @@ const CONTROLLERS: &[Entry] = &[
         enabled: always,
         start: |caches, metrics, _, synced| Box::pin(crate::uniteddeployment::run(caches, metrics, synced)),
     },
+    Entry {
+        readiness_check: "persistentpodstate-caches",
+        enabled: always,
+        start: |caches, metrics, options, synced| {
+            Box::pin(crate::persistentpodstate::run(caches, metrics, options.manager_namespace(), synced))
+        },
+    },
 ];
 
 /// The controllers the feature gates enable, each marking its readiness check

@@ -25,6 +25,8 @@
 //!   ResourceDistribution targets and keeps the copies in sync.
 //! - [`uniteddeployment`]: one workload per topology subset of a UnitedDeployment, with the
 //!   replicas split over the subsets and template updates rolled out with per-subset partitions.
+//! - [`persistentpodstate`]: records where each StatefulSet pod ran so that its replacement
+//!   is scheduled back there (with the pod webhook), and auto-generates PersistentPodStates.
 
 pub mod advancedcronjob;
 pub mod app;
@@ -41,6 +43,7 @@ pub mod imagepulljob;
 pub mod inplace;
 pub mod nodeimage;
 pub mod nodepodprobe;
+pub mod persistentpodstate;
 pub mod podprobemarker;
 pub mod podreadiness;
 pub mod predownload;

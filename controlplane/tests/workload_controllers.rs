@@ -2,7 +2,7 @@
 //! ReplicaSet controllers and for a volume provisioner, driven through the Kubernetes API as a
 //! user's kubectl would: a Deployment rolls out, scales and rolls to a new image through its
 //! ReplicaSets; a claim of the simulated StorageClass is bound to a volume made for it, which
-//! goes with the claim.
+//! goes with the claim; a StatefulSet makes ordered pods with claims, rolls and scales.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
 use std::{
@@ -230,4 +230,115 @@ async fn claims_grow_only_on_a_class_that_allows_it_and_unnamed_ones_get_the_def
         status.message
     );
     assert_eq!(capacity(&claims.get("fixed").await.unwrap()).as_deref(), Some("1Gi"), "nothing changed");
+}
+
+#[tokio::test]
+async fn a_statefulset_makes_ordered_pods_with_claims_rolls_from_the_top_and_scales_down_from_the_top() {
+    use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
+    let server = ApiServer::start(ApiServerConfig::default()).await.expect("server starts");
+    let client = Client::try_from(Config::new(server.url.parse().unwrap())).unwrap();
+    let simulation = Simulation::start(client.clone(), &SimulationConfig { nodes: 2, ..Default::default() })
+        .await
+        .unwrap();
+    let class = json!({"metadata": {"name": "standard"}, "provisioner": SIMULATED_PROVISIONER});
+    Api::<StorageClass>::all(client.clone())
+        .create(&PostParams::default(), &serde_json::from_value(class).unwrap())
+        .await
+        .unwrap();
+    let sets: Api<StatefulSet> = Api::namespaced(client.clone(), "default");
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), "default");
+    let revisions: Api<ControllerRevision> = Api::namespaced(client.clone(), "default");
+    let set: StatefulSet = serde_json::from_value(json!({
+        "metadata": {"name": "db"},
+        "spec": {
+            "replicas": 3,
+            "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {"metadata": {"labels": {"app": "db"}},
+                         "spec": {"containers": [{"name": "main", "image": "nginx:1.25"}]}},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"},
+                "spec": {"storageClassName": "standard", "accessModes": ["ReadWriteOnce"],
+                         "resources": {"requests": {"storage": "10Mi"}}}}],
+        }
+    }))
+    .unwrap();
+    sets.create(&PostParams::default(), &set).await.unwrap();
+    let selector = ListParams::default().labels("app=db");
+
+    // OrderedReady: a pod is made only once the lower ordinals are Ready, so creation times
+    // follow the ordinals.
+    let ready = |replicas: i32, image: &'static str| {
+        let (sets, pods, selector) = (sets.clone(), pods.clone(), selector.clone());
+        move || {
+            let (sets, pods, selector) = (sets.clone(), pods.clone(), selector.clone());
+            async move {
+                let set = sets.get("db").await.unwrap();
+                let status = set.status.unwrap_or_default();
+                let running = images(&pods.list(&selector).await.unwrap().items);
+                status.observed_generation == set.metadata.generation
+                    && status.ready_replicas == Some(replicas)
+                    && status.updated_replicas == Some(replicas)
+                    && status.replicas == replicas
+                    && status.current_revision == status.update_revision
+                    && running == vec![image.to_string(); replicas as usize]
+            }
+        }
+    };
+    eventually("3 ready pods", ready(3, "nginx:1.25")).await;
+    let first_revision = sets.get("db").await.unwrap().status.unwrap().update_revision.unwrap();
+    for ordinal in 0..3 {
+        let name = format!("db-{ordinal}");
+        let pod = pods.get(&name).await.unwrap();
+        let labels = pod.metadata.labels.as_ref().unwrap();
+        assert_eq!(labels["controller-revision-hash"], first_revision);
+        assert_eq!(labels["statefulset.kubernetes.io/pod-name"], name);
+        assert_eq!(labels["apps.kubernetes.io/pod-index"], ordinal.to_string());
+        let owner = &pod.metadata.owner_references.as_ref().unwrap()[0];
+        assert_eq!(
+            (owner.kind.as_str(), owner.name.as_str(), owner.controller),
+            ("StatefulSet", "db", Some(true))
+        );
+        let spec = pod.spec.as_ref().unwrap();
+        assert_eq!(spec.hostname.as_deref(), Some(name.as_str()));
+        let volume = spec.volumes.as_ref().unwrap().iter().find(|v| v.name == "data").unwrap();
+        assert_eq!(volume.persistent_volume_claim.as_ref().unwrap().claim_name, format!("data-db-{ordinal}"));
+        assert!(claims.get_opt(&format!("data-db-{ordinal}")).await.unwrap().is_some());
+    }
+    let created = |name: &str| {
+        let pods = pods.clone();
+        let name = name.to_string();
+        async move { pods.get(&name).await.unwrap().metadata.creation_timestamp.unwrap().0 }
+    };
+    assert!(created("db-0").await <= created("db-1").await);
+    assert!(created("db-1").await <= created("db-2").await);
+
+    // A new image rolls pod by pod, highest ordinal first, to a second revision.
+    let update =
+        json!({"spec": {"template": {"spec": {"containers": [{"name": "main", "image": "nginx:1.27"}]}}}});
+    sets.patch("db", &PatchParams::default(), &Patch::Strategic(&update)).await.unwrap();
+    eventually("3 pods of nginx:1.27", ready(3, "nginx:1.27")).await;
+    assert!(created("db-2").await <= created("db-1").await, "db-2 was replaced before db-1");
+    assert!(created("db-1").await <= created("db-0").await, "db-1 was replaced before db-0");
+    let status = sets.get("db").await.unwrap().status.unwrap();
+    assert_ne!(status.update_revision.as_deref(), Some(first_revision.as_str()));
+    assert_eq!(revisions.list(&ListParams::default()).await.unwrap().items.len(), 2);
+
+    // Scaling down removes the highest ordinals; their claims stay (Retain).
+    sets.patch("db", &PatchParams::default(), &Patch::Merge(&json!({"spec": {"replicas": 1}})))
+        .await
+        .unwrap();
+    eventually("1 pod", ready(1, "nginx:1.27")).await;
+    eventually("only db-0 left", || async {
+        let names: Vec<String> =
+            pods.list(&selector).await.unwrap().items.into_iter().map(|p| p.metadata.name.unwrap()).collect();
+        names == ["db-0"]
+    })
+    .await;
+    assert!(claims.get_opt("data-db-2").await.unwrap().is_some());
+    sets.patch("db", &PatchParams::default(), &Patch::Merge(&json!({"spec": {"replicas": 3}})))
+        .await
+        .unwrap();
+    eventually("3 pods again", ready(3, "nginx:1.27")).await;
+    simulation.stop().await;
 }

@@ -349,6 +349,16 @@ const VALIDATING: &[WebhookSpec] = &[
         exempt_control_plane: false,
         only_delete_protected: false,
     },
+    WebhookSpec {
+        name: "vpersistentpodstate.kb.io",
+        path: super::PERSISTENTPODSTATE_VALIDATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "persistentpodstates",
+        exempt_control_plane: false,
+        only_delete_protected: false,
+    },
     protection("vbuiltindeployment.kb.io", DEPLOYMENT_VALIDATING_PATH, "apps", &["v1"], "deployments"),
     protection("vbuiltinreplicaset.kb.io", REPLICASET_VALIDATING_PATH, "apps", &["v1"], "replicasets"),
     protection(
@@ -762,6 +772,7 @@ mod tests {
                 "vephemeraljobs.kb.io",
                 "vresourcedistribution.kb.io",
                 "vuniteddeployment.kb.io",
+                "vpersistentpodstate.kb.io",
                 "vbuiltindeployment.kb.io",
                 "vbuiltinreplicaset.kb.io",
                 "vbuiltinstatefulset.kb.io",
@@ -772,7 +783,10 @@ mod tests {
             ]
         );
         // Upstream's deletion-protection webhooks: DELETE only, labelled objects only.
-        let namespace = &validating["webhooks"][17];
+        let webhook = |name: &str| {
+            validating["webhooks"].as_array().unwrap().iter().find(|w| w["name"] == name).unwrap().clone()
+        };
+        let namespace = &webhook("vnamespace.kb.io");
         assert_eq!(
             namespace["rules"],
             json!([{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["namespaces"]}])
@@ -782,11 +796,12 @@ mod tests {
             json!({"matchExpressions": [{"key": "policy.kruise.io/delete-protection", "operator": "Exists"}]})
         );
         assert_eq!(namespace["clientConfig"]["url"], "https://127.0.0.1:9876/validate-namespace");
-        let crd = &validating["webhooks"][16];
+        let crd = &webhook("vcustomresourcedefinition.kb.io");
         assert_eq!(crd["rules"][0]["apiGroups"], json!(["apiextensions.k8s.io"]));
         assert_eq!(crd["rules"][0]["apiVersions"], json!(["v1", "v1beta1"]));
-        assert_eq!(validating["webhooks"][15]["rules"][0]["resources"], json!(["statefulsets"]));
-        assert_eq!(validating["webhooks"][15]["rules"][0]["apiGroups"], json!(["apps"]));
+        let builtin_statefulset = webhook("vbuiltinstatefulset.kb.io");
+        assert_eq!(builtin_statefulset["rules"][0]["resources"], json!(["statefulsets"]));
+        assert_eq!(builtin_statefulset["rules"][0]["apiGroups"], json!(["apps"]));
         assert!(validating["webhooks"][0].get("objectSelector").is_none());
         let daemonset = &validating["webhooks"][2];
         assert_eq!(

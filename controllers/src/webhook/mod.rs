@@ -21,7 +21,10 @@
 //!   ResourceDistribution validation (refused while `ResourceDistributionGate` is off);
 //! - `/mutate-apps-kruise-io-uniteddeployment` and `/validate-apps-kruise-io-uniteddeployment`
 //!   ([`uniteddeployment`]): UnitedDeployment defaults and validation (both versions);
-//! - `/mutate-pod` ([`pod`]): the `KruisePodReady` readiness gate on Kruise-owned pods;
+//! - `/validate-apps-kruise-io-persistentpodstate` ([`persistentpodstate`]): PersistentPodState
+//!   validation, including the one-per-workload rule;
+//! - `/mutate-pod` ([`pod`]): the `KruisePodReady` readiness gate on Kruise-owned pods (and the
+//!   other pod mutations, such as [`pod_persistentpodstate`]);
 //! - `/validate-namespace`, `/validate-customresourcedefinition`, `/validate-apps-deployment`,
 //!   `/validate-apps-replicaset`, `/validate-apps-statefulset`, `/validate-service` and
 //!   `/validate-ingress` ([`deletion_protection`]): `policy.kruise.io/delete-protection` on the
@@ -54,7 +57,9 @@ pub mod deletion_protection;
 pub mod imagejobs;
 pub mod jobs;
 pub mod peers;
+pub mod persistentpodstate;
 pub mod pod;
+pub mod pod_persistentpodstate;
 pub mod podprobemarker;
 pub mod resourcedistribution;
 mod server;
@@ -116,6 +121,8 @@ pub const RESOURCEDISTRIBUTION_VALIDATING_PATH: &str = "/validate-apps-kruise-io
 pub const UNITEDDEPLOYMENT_MUTATING_PATH: &str = "/mutate-apps-kruise-io-uniteddeployment";
 /// Path of the UnitedDeployment validating webhook (both versions).
 pub const UNITEDDEPLOYMENT_VALIDATING_PATH: &str = "/validate-apps-kruise-io-uniteddeployment";
+/// Path of the PersistentPodState validating webhook (both versions).
+pub const PERSISTENTPODSTATE_VALIDATING_PATH: &str = "/validate-apps-kruise-io-persistentpodstate";
 /// Path of the pod mutating webhook.
 pub const POD_MUTATING_PATH: &str = "/mutate-pod";
 /// Path of the PodProbeMarker validating webhook.

@@ -52,6 +52,8 @@ pub struct SidecarContext {
     pub namespace_labels: Option<BTreeMap<String, String>>,
     /// The time written into the pod's sidecar hash annotations.
     pub now: Option<Time>,
+    /// What PersistentPodState injection reads (see [`super::pod_persistentpodstate`]).
+    pub persistent_pod_state: super::pod_persistentpodstate::PersistentPodStateContext,
 }
 
 /// The pod webhook: on CREATE, the readiness gate and the launch-priority barriers when the
@@ -92,6 +94,12 @@ pub fn mutate(
             }
             Ok(false) => {}
             Err(message) => return errored(request, 500, &message),
+        }
+        // PersistentPodState: the recorded node topology (upstream runs it after the above).
+        if let Err(message) =
+            super::pod_persistentpodstate::inject(&mut mutated, &sidecars.persistent_pod_state)
+        {
+            return errored(request, 500, &message);
         }
     }
     patched(request, json_patch::diff(&pod, &mutated))

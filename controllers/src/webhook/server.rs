@@ -52,10 +52,15 @@ use super::{
     imagejobs::{self, ImageKind},
     jobs::{self, JobKind},
     pod::{self, PodMutationOptions, SidecarContext},
+    pod_persistentpodstate::PersistentPodStateContext,
     sidecarset::{self, SidecarSetAdmission, SidecarSetLookups},
     statefulset,
 };
-use crate::ControllerError;
+use crate::{
+    ControllerError,
+    persistentpodstate::core::{WHITELIST_KEY as PPS_WHITELIST_KEY, WhiteList},
+};
+use kruise_crds::apps::v1beta1::PersistentPodState;
 
 /// Largest request body accepted (an AdmissionReview carries the object and the old object).
 const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
@@ -202,6 +207,7 @@ fn router(state: HandlerState) -> Router {
         .route(super::RESOURCEDISTRIBUTION_VALIDATING_PATH, post(validate_resourcedistribution))
         .route(super::UNITEDDEPLOYMENT_MUTATING_PATH, post(mutate_uniteddeployment))
         .route(super::UNITEDDEPLOYMENT_VALIDATING_PATH, post(validate_uniteddeployment))
+        .route(super::PERSISTENTPODSTATE_VALIDATING_PATH, post(validate_persistentpodstate))
         .route(super::DEPLOYMENT_VALIDATING_PATH, post(|state, body| protect(state, Target::Workload, body)))
         .route(super::REPLICASET_VALIDATING_PATH, post(|state, body| protect(state, Target::Workload, body)))
         .route(
@@ -422,6 +428,78 @@ async fn validate_uniteddeployment(State(state): State<HandlerState>, body: Byte
     })
 }
 
+async fn validate_persistentpodstate(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
+    let request = match parse_review(&body) {
+        Ok(request) => request,
+        Err(response) => return Json(into_review(*response)),
+    };
+    if !matches!(
+        request.operation,
+        kube::core::admission::Operation::Create | kube::core::admission::Operation::Update
+    ) {
+        return Json(into_review(super::admission::allowed(&request)));
+    }
+    let namespace = request.namespace.clone().unwrap_or_default();
+    let lookups = async {
+        let whitelist = persistentpodstate_whitelist(&state).await?;
+        let others = Api::<PersistentPodState>::namespaced(state.client.clone(), &namespace)
+            .list(&Default::default())
+            .await
+            .map_err(|error| format!("query other PersistentPodState failed, err: {error}"))?
+            .items;
+        Ok::<_, String>(super::persistentpodstate::PersistentPodStateLookups { others, whitelist })
+    };
+    match lookups.await {
+        Ok(lookups) => Json(into_review(super::persistentpodstate::validate(&request, &lookups))),
+        Err(message) => Json(into_review(super::admission::errored(&request, 500, &message))),
+    }
+}
+
+/// `PPS_Watch_Custom_Workload_WhiteList` of `kruise-configuration` (empty when either is
+/// missing; unparsable JSON is an error, as upstream's).
+async fn persistentpodstate_whitelist(state: &HandlerState) -> Result<WhiteList, String> {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let configuration = Api::<ConfigMap>::namespaced(state.client.clone(), &state.namespace)
+        .get_opt(KRUISE_CONFIGURATION)
+        .await
+        .map_err(|error| format!("failed to get persistent pod state config white list, error: {error}"))?;
+    let text = configuration.and_then(|map| map.data).and_then(|data| data.get(PPS_WHITELIST_KEY).cloned());
+    WhiteList::parse(text.as_deref()).map_err(|error| {
+        format!("the {PPS_WHITELIST_KEY} key of {KRUISE_CONFIGURATION} is not valid JSON: {error}")
+    })
+}
+
+/// What PersistentPodState injection needs for a pod being created: the PersistentPodStates
+/// of its namespace (only when its controller could be targeted) and the white list (only when
+/// that controller is not a StatefulSet).
+async fn persistentpodstate_context(
+    state: &HandlerState,
+    request: &AdmissionRequest<DynamicObject>,
+) -> Result<PersistentPodStateContext, String> {
+    let pod = request.object.as_ref().and_then(|object| serde_json::to_value(object).ok());
+    let Some(target) = pod.as_ref().and_then(super::pod_persistentpodstate::controller_target) else {
+        return Ok(PersistentPodStateContext::default());
+    };
+    let mut context = PersistentPodStateContext::default();
+    if !context.whitelist.allows(&target.api_version, &target.kind) {
+        context.whitelist = persistentpodstate_whitelist(state).await?;
+        if !context.whitelist.allows(&target.api_version, &target.kind) {
+            return Ok(context);
+        }
+    }
+    let namespace = request.namespace.clone().filter(|ns| !ns.is_empty()).unwrap_or_else(|| "default".into());
+    context.states = match Api::<PersistentPodState>::namespaced(state.client.clone(), &namespace)
+        .list(&Default::default())
+        .await
+    {
+        Ok(list) => list.items,
+        // No PersistentPodState CRD installed: nothing to inject.
+        Err(kube::Error::Api(status)) if status.code == 404 => Vec::new(),
+        Err(error) => return Err(format!("failed to list PersistentPodStates: {error}")),
+    };
+    Ok(context)
+}
+
 async fn validate_sidecarset(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
     let request = match parse_review(&body) {
         Ok(request) => request,
@@ -567,7 +645,8 @@ async fn sidecar_context(
     } else {
         None
     };
-    Ok(SidecarContext { sidecarsets, namespace_labels, now: None })
+    let persistent_pod_state = persistentpodstate_context(state, request).await?;
+    Ok(SidecarContext { sidecarsets, namespace_labels, now: None, persistent_pod_state })
 }
 
 async fn convert(body: Bytes) -> Json<Value> {

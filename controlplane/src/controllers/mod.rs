@@ -1,7 +1,7 @@
 //! The controllers a kube-apiserver plus kube-controller-manager would run for the objects we
 //! store: CRD status (Established), namespace deletion, the `default` ServiceAccount of every
-//! namespace, garbage collection by owner references, minimal Job, Deployment and ReplicaSet
-//! controllers, volume provisioning for the simulated nodes' StorageClass, and the node
+//! namespace, garbage collection by owner references, minimal Job, Deployment, ReplicaSet and
+//! StatefulSet controllers, volume provisioning for the simulated nodes' StorageClass, and the node
 //! lifecycle (heartbeats, taints, taint eviction, orphaned pods). They act through the same
 //! [`Api`] operations as clients do.
 
@@ -13,6 +13,7 @@ mod namespace;
 pub mod node_lifecycle;
 pub mod replicaset;
 pub mod service_account;
+pub mod statefulset;
 pub mod volume_binder;
 mod workload;
 
@@ -36,6 +37,7 @@ pub fn start(api: Api, node_lifecycle: node_lifecycle::NodeLifecycleConfig) -> V
         tokio::spawn(job::run(api.clone())),
         tokio::spawn(replicaset::run(api.clone())),
         tokio::spawn(deployment::run(api.clone())),
+        tokio::spawn(statefulset::run(api.clone())),
         tokio::spawn(volume_binder::run(api)),
     ]
 }

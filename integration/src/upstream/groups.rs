@@ -130,13 +130,13 @@ pub const GROUPS: &[Group] = &[
         "persistentpodstate-v1alpha1",
         "PersistentPodState",
         &["apps/v1alpha1/persistent_pod_state.go"],
-        false,
+        true,
     ),
     group(
         "persistentpodstate-v1beta1",
         "PersistentPodState",
         &["apps/v1beta1/persistent_pod_state.go"],
-        false,
+        true,
     ),
     group(
         "podunavailablebudget",

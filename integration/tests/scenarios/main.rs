@@ -27,6 +27,7 @@ mod kubectl_create;
 mod nodes;
 mod nodes_lifecycle;
 mod nodes_streams;
+mod persistentpodstate;
 mod podprobe;
 mod resourcedistribution;
 mod service_api;
@@ -132,6 +133,14 @@ fn main() -> ExitCode {
             run: |scene| {
                 Box::pin(uniteddeployment::invalid_uniteddeployments_are_refused_with_field_paths(scene))
             },
+        },
+        Scenario {
+            name: "persistentpodstate::recreated_pods_return_to_their_zone",
+            run: |scene| Box::pin(persistentpodstate::recreated_pods_return_to_their_zone(scene)),
+        },
+        Scenario {
+            name: "persistentpodstate::white_listed_custom_workloads",
+            run: |scene| Box::pin(persistentpodstate::white_listed_custom_workloads(scene)),
         },
         Scenario {
             name: "ephemeraljob::runs_on_replicas_and_succeeds",
