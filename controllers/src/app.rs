@@ -105,7 +105,7 @@ fn always(_: &FeatureGates) -> bool {
 /// Every controller of this build. Upstream's gating: the NodeImage and
 /// ContainerRecreateRequest controllers need the daemon; the pod probe ones the daemon and
 /// `PodProbeMarkerGate`; the ImagePullJob ones `ImagePullJobGate` (on with pre-download);
-/// ResourceDistribution `ResourceDistributionGate`.
+/// ResourceDistribution `ResourceDistributionGate`; PodUnavailableBudget either of its two gates.
 /// Launch priority and pod readiness are not gated upstream.
 const CONTROLLERS: &[Entry] = &[
     Entry {
@@ -210,6 +210,16 @@ const CONTROLLERS: &[Entry] = &[
         enabled: |gates| gates.enabled(Gate::ResourceDistributionGate),
         start: |caches, metrics, _, synced| {
             Box::pin(crate::resourcedistribution::run(caches, metrics, synced))
+        },
+    },
+    Entry {
+        readiness_check: "podunavailablebudget-caches",
+        enabled: |gates| {
+            gates.enabled(Gate::PodUnavailableBudgetDeleteGate)
+                || gates.enabled(Gate::PodUnavailableBudgetUpdateGate)
+        },
+        start: |caches, metrics, _, synced| {
+            Box::pin(crate::podunavailablebudget::run(caches, metrics, synced))
         },
     },
 ];

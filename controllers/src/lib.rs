@@ -23,6 +23,8 @@
 //!   NodePodProbe per node, which the node daemon runs; results written back onto the pods).
 //! - [`resourcedistribution`]: copies one Secret or ConfigMap into the namespaces a
 //!   ResourceDistribution targets and keeps the copies in sync.
+//! - [`podunavailablebudget`]: PodUnavailableBudget status, and the guard the pod webhook and
+//!   CloneSet in-place updates consult before a disruption.
 
 pub mod advancedcronjob;
 pub mod app;
@@ -41,6 +43,7 @@ pub mod nodeimage;
 pub mod nodepodprobe;
 pub mod podprobemarker;
 pub mod podreadiness;
+pub mod podunavailablebudget;
 pub mod predownload;
 pub mod resourcedistribution;
 pub mod runtime;

@@ -52,6 +52,9 @@ pub struct SidecarContext {
     pub namespace_labels: Option<BTreeMap<String, String>>,
     /// The time written into the pod's sidecar hash annotations.
     pub now: Option<Time>,
+    /// The PodUnavailableBudget guarding the pod, named in its `pub.kruise.io/related-pub`
+    /// annotation (see [`super::pod_unavailable_budget`]).
+    pub related_pub: Option<String>,
 }
 
 /// The pod webhook: on CREATE, the readiness gate and the launch-priority barriers when the
@@ -93,6 +96,10 @@ pub fn mutate(
             Ok(false) => {}
             Err(message) => return errored(request, 500, &message),
         }
+    }
+    // PodUnavailableBudget hook-in: name the budget guarding the new pod.
+    if is_pod && let Some(budget) = &sidecars.related_pub {
+        super::pod_unavailable_budget::annotate_related_pub(&mut mutated, budget);
     }
     patched(request, json_patch::diff(&pod, &mutated))
 }
