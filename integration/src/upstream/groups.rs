@@ -142,7 +142,7 @@ pub const GROUPS: &[Group] = &[
         "podunavailablebudget",
         "PodUnavailableBudget",
         &["policy/v1alpha1/podunavailablebudget.go"],
-        false,
+        true,
     ),
 ];
 
