@@ -76,7 +76,7 @@ pub fn is_pod_state_consistent(pod: &Pod) -> bool {
             continue;
         };
         let reported = statuses.iter().find(|status| status.name == container.name);
-        if !reported.is_some_and(|status| image_digest(&status.image_id) == Some(digest)) {
+        if reported.is_none_or(|status| image_digest(&status.image_id) != Some(digest)) {
             return false;
         }
     }

@@ -120,31 +120,29 @@ pub fn validate_conflicts(budget: &Guarded, others: &[Guarded]) -> ErrorList {
     let mut errors = ErrorList::new();
     for other in others.iter().filter(|other| other.name != budget.name) {
         match (&budget.target, &other.target, &budget.selector, &other.selector) {
-            (Some(mine), Some(theirs), _, _) => {
-                if is_reference_equal(mine, theirs) {
-                    errors.push(FieldError::invalid(
-                        &path.child("targetRef"),
-                        format!("{}/{}/{}", mine.api_version, mine.kind, mine.name),
-                        format!(
-                            "pub.spec.targetReference is in conflict with other PodUnavailableBudget {}",
-                            other.name
-                        ),
-                    ));
-                    return errors;
-                }
+            (Some(mine), Some(theirs), _, _) if is_reference_equal(mine, theirs) => {
+                errors.push(FieldError::invalid(
+                    &path.child("targetRef"),
+                    format!("{}/{}/{}", mine.api_version, mine.kind, mine.name),
+                    format!(
+                        "pub.spec.targetReference is in conflict with other PodUnavailableBudget {}",
+                        other.name
+                    ),
+                ));
+                return errors;
             }
-            (None, _, Some(mine), Some(theirs)) | (_, None, Some(mine), Some(theirs)) => {
-                if is_selector_loose_overlap(mine, theirs) {
-                    errors.push(FieldError::invalid(
-                        &path.child("selector"),
-                        kruise_crds::selector::to_selector_string(mine),
-                        format!(
-                            "pub.spec.selector is in conflict with other PodUnavailableBudget {}",
-                            other.name
-                        ),
-                    ));
-                    return errors;
-                }
+            (None, _, Some(mine), Some(theirs)) | (_, None, Some(mine), Some(theirs))
+                if is_selector_loose_overlap(mine, theirs) =>
+            {
+                errors.push(FieldError::invalid(
+                    &path.child("selector"),
+                    kruise_crds::selector::to_selector_string(mine),
+                    format!(
+                        "pub.spec.selector is in conflict with other PodUnavailableBudget {}",
+                        other.name
+                    ),
+                ));
+                return errors;
             }
             _ => {}
         }
