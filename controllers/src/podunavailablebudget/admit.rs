@@ -101,6 +101,10 @@ impl Guard {
         };
         for attempt in 0..ATTEMPTS {
             let mut status = current.status.clone().unwrap_or_default();
+            if core::is_pod_recorded(&pod_name, &status) {
+                // A request that held the lock (or another replica) spent it for this pod.
+                return Ok(Verdict::Allowed);
+            }
             if let Err(refusal) =
                 core::check_and_decrement(&budget_name, &pod_name, &mut status, operation, Timestamp::now())
             {
