@@ -329,14 +329,20 @@ mod tests {
                 "UPDATE",
             ),
             (
-                "update pod without related pub, allow",
+                "valid update pod, no matched pub, allow",
                 review("UPDATE", "", pod("nginx:v2", false), pod("nginx:v1", false), false),
                 ALL,
                 "allow",
             ),
             (
-                "update pod metadata only, allow",
+                "valid update pod, label and annotations, ignore",
                 review("UPDATE", "", annotated, pod("nginx:v1", true), false),
+                ALL,
+                "allow",
+            ),
+            (
+                "valid update pod, pod status subresource, ignore",
+                review("UPDATE", "status", pod("nginx:v2", true), pod("nginx:v1", true), false),
                 ALL,
                 "allow",
             ),
@@ -359,7 +365,7 @@ mod tests {
                 "allow",
             ),
             (
-                "valid delete pod",
+                "delete pod, reject",
                 review("DELETE", "", Value::Null, pod("nginx:v1", true), false),
                 ALL,
                 "DELETE",
@@ -371,7 +377,7 @@ mod tests {
                 "DELETE dry",
             ),
             (
-                "delete subresource, allow",
+                "delete pod, subresource ignore",
                 review("DELETE", "status", Value::Null, pod("nginx:v1", true), false),
                 ALL,
                 "allow",
@@ -389,7 +395,7 @@ mod tests {
                 "allow",
             ),
             (
-                "valid evict pod",
+                "evict pod, reject",
                 review(
                     "CREATE",
                     "eviction",
@@ -413,7 +419,7 @@ mod tests {
                 "EVICT dry",
             ),
             (
-                "create pod, allow",
+                "create pod, ignore",
                 review("CREATE", "", pod("nginx:v1", true), Value::Null, false),
                 ALL,
                 "allow",

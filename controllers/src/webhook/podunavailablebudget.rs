@@ -265,7 +265,7 @@ mod tests {
                 vec!["spec.selector"],
             ),
             (
-                "invalid pub, Selector and TargetReference can't all be empty",
+                "invalid pub, Selector and TargetReference are nil",
                 edit(&|v| {
                     v["spec"]["selector"] = Value::Null;
                 }),
@@ -279,7 +279,7 @@ mod tests {
                 vec!["spec.minAvailable"],
             ),
             (
-                "invalid pub, MaxUnavailable and MinAvailable can't all be empty",
+                "invalid pub, MaxUnavailable and MinAvailable are nil",
                 edit(&|v| {
                     v["spec"]["maxUnavailable"] = Value::Null;
                 }),
@@ -308,6 +308,20 @@ mod tests {
                 vec!["spec.selector"],
             ),
             (
+                "valid pub ignoredPodSelector",
+                edit(&|v| {
+                    v["spec"]["ignoredPodSelector"] = json!({"matchLabels": {"ignored": "true"}});
+                }),
+                vec![],
+            ),
+            (
+                "invalid pub empty ignoredPodSelector",
+                edit(&|v| {
+                    v["spec"]["ignoredPodSelector"] = json!({});
+                }),
+                vec!["spec.ignoredPodSelector"],
+            ),
+            (
                 "invalid pub, unknown protect operation",
                 edit(&|v| {
                     v["spec"]["protectOperations"] = json!(["DELETE", "REBOOT"]);
@@ -319,7 +333,9 @@ mod tests {
             let response = run("v1beta1", "CREATE", object.clone(), Value::Null, &[]);
             assert_eq!(response.allowed, expected.is_empty(), "{name}: {:?}", response.result);
             assert_eq!(fields(&response), expected, "{name}");
-            if object["spec"].get("protectOperations").is_none() {
+            if object["spec"].get("protectOperations").is_none()
+                && object["spec"].get("ignoredPodSelector").is_none()
+            {
                 let mut alpha = object.clone();
                 alpha["apiVersion"] = json!("policy.kruise.io/v1alpha1");
                 let response = run("v1alpha1", "CREATE", alpha, Value::Null, &[]);
@@ -349,9 +365,13 @@ mod tests {
             };
         let mine = other("pub-test", selector(json!({"app": "pub-controller"})), None);
         let cases = [
-            ("no conflict, different labels", other("other", selector(json!({"app": "other"})), None), true),
             (
-                "conflict, same labels",
+                "no conflict with other pubs, and Selector",
+                other("other", selector(json!({"app": "other"})), None),
+                true,
+            ),
+            (
+                "conflict with other pubs, and Selector",
                 other("other", selector(json!({"app": "pub-controller"})), None),
                 false,
             ),
@@ -366,8 +386,10 @@ mod tests {
             assert_eq!(validate_conflicts(&mine, std::slice::from_ref(&other)).is_empty(), ok, "{name}");
         }
         let by_ref = other("pub-test", None, target("nginx"));
+        // "invalid conflict with other pubs, and TargetReference"
         let errors = validate_conflicts(&by_ref, &[other("other", None, target("nginx"))]);
         assert_eq!(errors.iter().map(|e| e.path.to_string()).collect::<Vec<_>>(), ["spec.targetRef"]);
+        // "no conflict with other pubs, and TargetReference"
         assert!(validate_conflicts(&by_ref, &[other("other", None, target("web"))]).is_empty());
         // Through the webhook: the conflict is a field error too.
         let response = run(
@@ -381,11 +403,13 @@ mod tests {
     }
 
     #[test]
-    fn selector_and_target_cannot_change() {
+    fn test_validating_update_pub() {
         let old = pub_demo("v1beta1");
         let mut new = old.clone();
         new["spec"]["selector"] = json!({"matchLabels": {"app": "other"}});
-        let response = run("v1beta1", "UPDATE", new, old, &[]);
-        assert_eq!(fields(&response), ["spec.selector"]);
+        let response = run("v1beta1", "UPDATE", new, old.clone(), &[]);
+        assert_eq!(fields(&response), ["spec.selector"], "invalid pub, Selector changed");
+        let response = run("v1beta1", "UPDATE", old.clone(), old, &[]);
+        assert!(response.allowed, "valid pub, selector not changed");
     }
 }
