@@ -105,7 +105,7 @@ fn always(_: &FeatureGates) -> bool {
 /// Every controller of this build. Upstream's gating: the NodeImage and
 /// ContainerRecreateRequest controllers need the daemon; the pod probe ones the daemon and
 /// `PodProbeMarkerGate`; the ImagePullJob ones `ImagePullJobGate` (on with pre-download);
-/// ResourceDistribution `ResourceDistributionGate`.
+/// ResourceDistribution `ResourceDistributionGate`; PodUnavailableBudget either of its two gates.
 /// Launch priority and pod readiness are not gated upstream.
 const CONTROLLERS: &[Entry] = &[
     Entry {
@@ -222,6 +222,16 @@ const CONTROLLERS: &[Entry] = &[
         enabled: always,
         start: |caches, metrics, options, synced| {
             Box::pin(crate::persistentpodstate::run(caches, metrics, options.manager_namespace(), synced))
+        },
+    },
+    Entry {
+        readiness_check: "podunavailablebudget-caches",
+        enabled: |gates| {
+            gates.enabled(Gate::PodUnavailableBudgetDeleteGate)
+                || gates.enabled(Gate::PodUnavailableBudgetUpdateGate)
+        },
+        start: |caches, metrics, _, synced| {
+            Box::pin(crate::podunavailablebudget::run(caches, metrics, synced))
         },
     },
 ];

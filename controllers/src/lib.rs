@@ -27,6 +27,8 @@
 //!   replicas split over the subsets and template updates rolled out with per-subset partitions.
 //! - [`persistentpodstate`]: records where each StatefulSet pod ran so that its replacement
 //!   is scheduled back there (with the pod webhook), and auto-generates PersistentPodStates.
+//! - [`podunavailablebudget`]: PodUnavailableBudget status, and the guard the pod webhook and
+//!   CloneSet in-place updates consult before a disruption.
 
 pub mod advancedcronjob;
 pub mod app;
@@ -46,6 +48,7 @@ pub mod nodepodprobe;
 pub mod persistentpodstate;
 pub mod podprobemarker;
 pub mod podreadiness;
+pub mod podunavailablebudget;
 pub mod predownload;
 pub mod resourcedistribution;
 pub mod runtime;

@@ -264,6 +264,11 @@ fn webhook_config(bind: SocketAddr, gates: &FeatureGates) -> WebhookConfig {
             .enabled(Gate::SidecarSetPatchPodMetadataDefaultsAllowed),
         sort_sidecars_by_name: gates.enabled(Gate::EnableSortSidecarContainerByName),
         resource_distribution_gate: gates.enabled(Gate::ResourceDistributionGate),
+        pod_unavailable_budget: kruise_controllers::webhook::pod_unavailable_budget::PubGates {
+            delete: gates.enabled(Gate::PodUnavailableBudgetDeleteGate),
+            update: gates.enabled(Gate::PodUnavailableBudgetUpdateGate),
+            vertical_scaling: gates.enabled(Gate::InPlacePodVerticalScaling),
+        },
         ..Default::default()
     }
 }

@@ -67,6 +67,11 @@ pub(crate) fn webhook_config(args: &ManagerArgs) -> WebhookConfig {
             .enabled(Gate::SidecarSetPatchPodMetadataDefaultsAllowed),
         sort_sidecars_by_name: args.feature_gates.enabled(Gate::EnableSortSidecarContainerByName),
         resource_distribution_gate: args.feature_gates.enabled(Gate::ResourceDistributionGate),
+        pod_unavailable_budget: kruise_controllers::webhook::pod_unavailable_budget::PubGates {
+            delete: args.feature_gates.enabled(Gate::PodUnavailableBudgetDeleteGate),
+            update: args.feature_gates.enabled(Gate::PodUnavailableBudgetUpdateGate),
+            vertical_scaling: args.feature_gates.enabled(Gate::InPlacePodVerticalScaling),
+        },
         crd_cascading_deletion_protection: args
             .feature_gates
             .enabled(Gate::DeletionProtectionForCRDCascadingGate),

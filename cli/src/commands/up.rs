@@ -61,10 +61,11 @@ pub struct UpArgs {
     grpc_addr: SocketAddr,
     /// Kruise feature gates of the manager (`kruise manager --feature-gates`). `kruise up` turns
     /// on the ImagePullJob controller (the service API's image pre-pulls), image pre-download
-    /// for in-place and DaemonSet updates, and ResourceDistribution; upstream leaves them off.
+    /// for in-place and DaemonSet updates, ResourceDistribution and the PodUnavailableBudget
+    /// guard of in-place updates; upstream leaves them off.
     #[arg(
         long,
-        default_value = "ImagePullJobGate=true,PreDownloadImageForInPlaceUpdate=true,PreDownloadImageForDaemonSetUpdate=true,ResourceDistributionGate=true",
+        default_value = "ImagePullJobGate=true,PreDownloadImageForInPlaceUpdate=true,PreDownloadImageForDaemonSetUpdate=true,ResourceDistributionGate=true,PodUnavailableBudgetUpdateGate=true",
         value_parser = kruise_crds::features::FeatureGates::parse
     )]
     feature_gates: kruise_crds::features::FeatureGates,

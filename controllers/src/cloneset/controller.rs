@@ -64,6 +64,9 @@ pub struct Context {
     pub pre_download_cleaned: parking_lot::Mutex<std::collections::HashMap<String, String>>,
     /// Metrics.
     pub metrics: Metrics,
+    /// Gate `PodUnavailableBudgetUpdateGate`: each pod's budget is asked before the pod is
+    /// updated (upstream's check in `cloneset_update.go`).
+    pub pub_guard: Option<crate::podunavailablebudget::admit::Guard>,
     /// Set once every cache holds its initial list (reconciling earlier could create pods the
     /// cache does not show yet).
     pub synced: std::sync::atomic::AtomicBool,
@@ -148,6 +151,10 @@ pub struct Settings {
     /// Gate `RecreatePodWhenChangeVCTInCloneSetGate`: a volumeClaimTemplates change makes the
     /// update a recreate (new instance ids, new PVCs) unless the policy is `InPlaceOnly`.
     pub recreate_when_vct_changes: bool,
+    /// Gate `PodUnavailableBudgetUpdateGate`: updates respect the pods' PodUnavailableBudgets.
+    pub pub_update_gate: bool,
+    /// Gate `InPlacePodVerticalScaling` (what a budget guards when it guards UPDATE).
+    pub in_place_pod_vertical_scaling: bool,
 }
 
 impl Settings {
@@ -162,6 +169,8 @@ impl Settings {
             },
             pre_download: gates.enabled(Gate::PreDownloadImageForInPlaceUpdate),
             recreate_when_vct_changes: gates.enabled(Gate::RecreatePodWhenChangeVCTInCloneSetGate),
+            pub_update_gate: gates.enabled(Gate::PodUnavailableBudgetUpdateGate),
+            in_place_pod_vertical_scaling: gates.enabled(Gate::InPlacePodVerticalScaling),
         }
     }
 }
@@ -197,6 +206,13 @@ pub async fn run(
         pre_download: settings.pre_download,
         pre_download_cleaned: Default::default(),
         metrics: metrics.clone(),
+        pub_guard: settings.pub_update_gate.then(|| {
+            crate::podunavailablebudget::admit::Guard::new(
+                client.clone(),
+                settings.in_place_pod_vertical_scaling,
+            )
+            .with_events("cloneset-controller")
+        }),
         synced: std::sync::atomic::AtomicBool::new(false),
         recorder,
         queue: PendingQueue::new(metrics.clone(), CONTROLLER_NAME),

@@ -19,6 +19,7 @@ use k8s_openapi::{
 use kruise_crds::{
     apps::v1beta1::CloneSet,
     common::{LifecycleState, well_known::CLONESET_INSTANCE_ID},
+    policy::v1beta1::PubOperation,
 };
 use kube::{
     Api, Client, ResourceExt,
@@ -535,6 +536,22 @@ async fn update(
             .and_then(|r| Revision::from_controller_revision(r).ok());
         let can_in_place =
             old.as_ref().is_some_and(|old| ctx.engine.can_update_in_place(old, &target_revision, &options));
+        // Gate PodUnavailableBudgetUpdateGate: the pod's budget must allow the update (and
+        // records it); otherwise the rollout waits and asks again in a second.
+        if let Some(guard) = &ctx.pub_guard {
+            let verdict = guard
+                .validate_pod(
+                    pod,
+                    &PubOperation::Update,
+                    crate::podunavailablebudget::core::MANAGER_USER,
+                    false,
+                )
+                .await?;
+            if let crate::podunavailablebudget::admit::Verdict::Refused(reason) = verdict {
+                tracing::debug!(cloneset = %key_of(cs), pod = %pod.name_any(), %reason, "PodUnavailableBudget holds the update");
+                return Ok(earliest(requeue, Some(Duration::from_secs(1))));
+            }
+        }
         match pod_update_action(cs, pod, can_in_place) {
             PodUpdateAction::InPlace => {
                 let (Some(old), mut options) = (old, options.clone()) else { continue };

@@ -384,6 +384,39 @@ const VALIDATING: &[WebhookSpec] = &[
         &["v1", "v1beta1"],
         "ingresses",
     ),
+    // The PodUnavailableBudget guard: pod updates and deletions, and evictions, which the API
+    // server admits as a CREATE of the `pods/eviction` subresource (the deletion an eviction
+    // makes is not admitted again).
+    WebhookSpec {
+        name: "vpod.kb.io",
+        path: super::POD_VALIDATING_PATH,
+        group: "",
+        versions: &["v1"],
+        operations: &["UPDATE", "DELETE"],
+        resource: "pods",
+        exempt_control_plane: true,
+        only_delete_protected: false,
+    },
+    WebhookSpec {
+        name: "vpodeviction.kb.io",
+        path: super::POD_VALIDATING_PATH,
+        group: "",
+        versions: &["v1"],
+        operations: &["CREATE"],
+        resource: "pods/eviction",
+        exempt_control_plane: true,
+        only_delete_protected: false,
+    },
+    WebhookSpec {
+        name: "vpodunavailablebudget.kb.io",
+        path: super::PODUNAVAILABLEBUDGET_VALIDATING_PATH,
+        group: kruise_crds::resource::POLICY_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "podunavailablebudgets",
+        exempt_control_plane: false,
+        only_delete_protected: false,
+    },
 ];
 
 /// The admission `clientConfig` for `path`.
@@ -779,7 +812,10 @@ mod tests {
                 "vcustomresourcedefinition.kb.io",
                 "vnamespace.kb.io",
                 "vservice.kb.io",
-                "vingress.kb.io"
+                "vingress.kb.io",
+                "vpod.kb.io",
+                "vpodeviction.kb.io",
+                "vpodunavailablebudget.kb.io"
             ]
         );
         // Upstream's deletion-protection webhooks: DELETE only, labelled objects only.
@@ -817,6 +853,17 @@ mod tests {
             "https://127.0.0.1:9876/validate-apps-kruise-io-cloneset"
         );
         assert!(cloneset.get("namespaceSelector").is_none());
+        // The PodUnavailableBudget guard sees pod updates, deletions and evictions.
+        assert_eq!(
+            validating["webhooks"][19]["rules"],
+            json!([{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE", "DELETE"], "resources": ["pods"]}])
+        );
+        assert_eq!(
+            validating["webhooks"][20]["rules"],
+            json!([{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods/eviction"]}])
+        );
+        assert_eq!(validating["webhooks"][20]["clientConfig"]["url"], "https://127.0.0.1:9876/validate-pod");
+        assert_eq!(validating["webhooks"][21]["rules"][0]["apiVersions"], json!(["v1alpha1", "v1beta1"]));
     }
 
     #[test]

@@ -23,8 +23,13 @@
 //!   ([`uniteddeployment`]): UnitedDeployment defaults and validation (both versions);
 //! - `/validate-apps-kruise-io-persistentpodstate` ([`persistentpodstate`]): PersistentPodState
 //!   validation, including the one-per-workload rule;
-//! - `/mutate-pod` ([`pod`]): the `KruisePodReady` readiness gate on Kruise-owned pods (and the
-//!   other pod mutations, such as [`pod_persistentpodstate`]);
+//! - `/mutate-pod` ([`pod`]): the `KruisePodReady` readiness gate on Kruise-owned pods, and
+//!   the `pub.kruise.io/related-pub` annotation ([`pod_unavailable_budget`]) and the other pod
+//!   mutations, such as [`pod_persistentpodstate`];
+//! - `/validate-pod` ([`pod_unavailable_budget`]): evictions, deletions and in-place updates
+//!   that would break a PodUnavailableBudget are refused;
+//! - `/validate-policy-kruise-io-podunavailablebudget` ([`podunavailablebudget`]):
+//!   PodUnavailableBudget validation, including conflicts with the namespace's other budgets;
 //! - `/validate-namespace`, `/validate-customresourcedefinition`, `/validate-apps-deployment`,
 //!   `/validate-apps-replicaset`, `/validate-apps-statefulset`, `/validate-service` and
 //!   `/validate-ingress` ([`deletion_protection`]): `policy.kruise.io/delete-protection` on the
@@ -60,7 +65,9 @@ pub mod peers;
 pub mod persistentpodstate;
 pub mod pod;
 pub mod pod_persistentpodstate;
+pub mod pod_unavailable_budget;
 pub mod podprobemarker;
+pub mod podunavailablebudget;
 pub mod resourcedistribution;
 mod server;
 pub mod sidecarset;
@@ -123,6 +130,10 @@ pub const UNITEDDEPLOYMENT_MUTATING_PATH: &str = "/mutate-apps-kruise-io-unitedd
 pub const UNITEDDEPLOYMENT_VALIDATING_PATH: &str = "/validate-apps-kruise-io-uniteddeployment";
 /// Path of the PersistentPodState validating webhook (both versions).
 pub const PERSISTENTPODSTATE_VALIDATING_PATH: &str = "/validate-apps-kruise-io-persistentpodstate";
+/// Path of the pod validating webhook (`vpod.kb.io` and `vpodeviction.kb.io`).
+pub const POD_VALIDATING_PATH: &str = "/validate-pod";
+/// Path of the PodUnavailableBudget validating webhook (both versions).
+pub const PODUNAVAILABLEBUDGET_VALIDATING_PATH: &str = "/validate-policy-kruise-io-podunavailablebudget";
 /// Path of the pod mutating webhook.
 pub const POD_MUTATING_PATH: &str = "/mutate-pod";
 /// Path of the PodProbeMarker validating webhook.
@@ -221,6 +232,10 @@ pub struct WebhookConfig {
     /// that do not set it from the gates keep admitting them; `kruise manager` (and so
     /// `kruise up`) and the test harness set it from `--feature-gates`.
     pub resource_distribution_gate: bool,
+    /// The PodUnavailableBudget gates (`PodUnavailableBudgetDeleteGate`, on by default;
+    /// `PodUnavailableBudgetUpdateGate`, off; `InPlacePodVerticalScaling`, off), which decide
+    /// what the pod webhook guards and whether budgets are admitted at all.
+    pub pod_unavailable_budget: pod_unavailable_budget::PubGates,
 }
 
 impl Default for WebhookConfig {
@@ -245,6 +260,11 @@ impl Default for WebhookConfig {
             sidecarset_patch_metadata_defaults_allowed: false,
             sort_sidecars_by_name: false,
             resource_distribution_gate: true,
+            pod_unavailable_budget: pod_unavailable_budget::PubGates {
+                delete: true,
+                update: false,
+                vertical_scaling: false,
+            },
         }
     }
 }

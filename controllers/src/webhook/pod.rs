@@ -54,6 +54,9 @@ pub struct SidecarContext {
     pub now: Option<Time>,
     /// What PersistentPodState injection reads (see [`super::pod_persistentpodstate`]).
     pub persistent_pod_state: super::pod_persistentpodstate::PersistentPodStateContext,
+    /// The PodUnavailableBudget guarding the pod, named in its `pub.kruise.io/related-pub`
+    /// annotation (see [`super::pod_unavailable_budget`]).
+    pub related_pub: Option<String>,
 }
 
 /// The pod webhook: on CREATE, the readiness gate and the launch-priority barriers when the
@@ -101,6 +104,10 @@ pub fn mutate(
         {
             return errored(request, 500, &message);
         }
+    }
+    // PodUnavailableBudget hook-in: name the budget guarding the new pod.
+    if is_pod && let Some(budget) = &sidecars.related_pub {
+        super::pod_unavailable_budget::annotate_related_pub(&mut mutated, budget);
     }
     patched(request, json_patch::diff(&pod, &mutated))
 }

@@ -53,6 +53,7 @@ use super::{
     jobs::{self, JobKind},
     pod::{self, PodMutationOptions, SidecarContext},
     pod_persistentpodstate::PersistentPodStateContext,
+    pod_unavailable_budget,
     sidecarset::{self, SidecarSetAdmission, SidecarSetLookups},
     statefulset,
 };
@@ -153,6 +154,10 @@ struct HandlerState {
     namespace: String,
     /// Upstream's `ResourceDistributionGate`: off, every ResourceDistribution write is refused.
     resource_distribution_gate: bool,
+    /// The PodUnavailableBudget gates.
+    pub_gates: pod_unavailable_budget::PubGates,
+    /// Spends budgets' disruptions for the pod webhook.
+    pub_guard: crate::podunavailablebudget::admit::Guard,
 }
 
 /// The routes: the three admission webhooks and `/convert`.
@@ -208,6 +213,8 @@ fn router(state: HandlerState) -> Router {
         .route(super::UNITEDDEPLOYMENT_MUTATING_PATH, post(mutate_uniteddeployment))
         .route(super::UNITEDDEPLOYMENT_VALIDATING_PATH, post(validate_uniteddeployment))
         .route(super::PERSISTENTPODSTATE_VALIDATING_PATH, post(validate_persistentpodstate))
+        .route(super::POD_VALIDATING_PATH, post(validate_pod))
+        .route(super::PODUNAVAILABLEBUDGET_VALIDATING_PATH, post(validate_podunavailablebudget))
         .route(super::DEPLOYMENT_VALIDATING_PATH, post(|state, body| protect(state, Target::Workload, body)))
         .route(super::REPLICASET_VALIDATING_PATH, post(|state, body| protect(state, Target::Workload, body)))
         .route(
@@ -403,6 +410,44 @@ async fn validate_podprobemarker(body: Bytes) -> Json<Value> {
         Ok(request) => into_review(super::podprobemarker::validate(&request)),
         Err(response) => into_review(*response),
     })
+}
+
+/// `/validate-pod`: the PodUnavailableBudget guard of pod updates, deletions and evictions.
+async fn validate_pod(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
+    Json(match parse_review(&body) {
+        Ok(request) => into_review(
+            pod_unavailable_budget::validate(&request, state.pub_gates, &state.client, &state.pub_guard)
+                .await,
+        ),
+        Err(response) => into_review(*response),
+    })
+}
+
+/// PodUnavailableBudget validation, with the other budgets of the namespace read live.
+async fn validate_podunavailablebudget(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
+    use super::podunavailablebudget as pub_webhook;
+    let request = match parse_review(&body) {
+        Ok(request) => request,
+        Err(response) => return Json(into_review(*response)),
+    };
+    let gate = state.pub_gates.any();
+    let mut others = Vec::new();
+    if pub_webhook::needs_others(&request, gate) {
+        let namespace = request.namespace.clone().unwrap_or_default();
+        let api: Api<kruise_crds::policy::v1beta1::PodUnavailableBudget> =
+            Api::namespaced(state.client.clone(), &namespace);
+        match api.list(&Default::default()).await {
+            Ok(list) => others = list.items.iter().map(pub_webhook::Guarded::from).collect(),
+            Err(error) => {
+                return Json(into_review(super::admission::errored(
+                    &request,
+                    500,
+                    &format!("query other podUnavailableBudget failed, err: {error}"),
+                )));
+            }
+        }
+    }
+    Json(into_review(pub_webhook::validate(&request, gate, &others)))
 }
 
 async fn validate_resourcedistribution(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
@@ -606,10 +651,15 @@ async fn mutate_pod(State(state): State<HandlerState>, body: Bytes) -> Json<Valu
         Ok(request) => request,
         Err(response) => return Json(into_review(*response)),
     };
-    let sidecars = match sidecar_context(&state, &request).await {
+    let mut sidecars = match sidecar_context(&state, &request).await {
         Ok(sidecars) => sidecars,
         Err(message) => return Json(into_review(super::admission::errored(&request, 500, &message))),
     };
+    match pod_unavailable_budget::related_budget_for_new_pod(&state.client, &request, state.pub_gates).await {
+        Ok(related) => sidecars.related_pub = related,
+        // As upstream, a failed lookup leaves the annotation to the PUB controller.
+        Err(message) => tracing::warn!(%message, "looking up the PodUnavailableBudget of a new pod"),
+    }
     Json(into_review(pod::mutate(&request, state.pods, &sidecars)))
 }
 
@@ -646,7 +696,7 @@ async fn sidecar_context(
         None
     };
     let persistent_pod_state = persistentpodstate_context(state, request).await?;
-    Ok(SidecarContext { sidecarsets, namespace_labels, now: None, persistent_pod_state })
+    Ok(SidecarContext { sidecarsets, namespace_labels, now: None, persistent_pod_state, related_pub: None })
 }
 
 async fn convert(body: Bytes) -> Json<Value> {
@@ -723,6 +773,12 @@ impl WebhookServer {
             namespace: config.namespace.clone(),
             sidecarsets: sidecarset_reader,
             resource_distribution_gate: config.resource_distribution_gate,
+            pub_gates: config.pod_unavailable_budget,
+            pub_guard: crate::podunavailablebudget::admit::Guard::new(
+                client.clone(),
+                config.pod_unavailable_budget.vertical_scaling,
+            )
+            .with_events("kruise-manager"),
         };
         tracing::info!(address = %local_addr, ?target, "webhook server listening");
         let serve = tokio::spawn(serve(listener, router(handlers), tls, cancel.clone()));

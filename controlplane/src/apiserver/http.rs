@@ -334,6 +334,10 @@ async fn resource(
                 Err(error) if error.code == 415 => return Err(error),
                 decoded => decoded.unwrap_or(json!({})),
             };
+            // As kube-apiserver, validating admission sees the eviction (a CREATE of
+            // `pods/eviction`) before the pod is looked at; the deletion it makes is not
+            // admitted again.
+            api.admit_subresource_create(&def, namespace, name, "eviction", &body).await?;
             subresources::evict(api, &def, namespace, name, &body).await?;
             Ok(respond::object(StatusCode::CREATED, &success_status(), plain, &[]))
         }

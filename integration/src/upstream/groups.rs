@@ -138,12 +138,7 @@ pub const GROUPS: &[Group] = &[
         &["apps/v1beta1/persistent_pod_state.go"],
         true,
     ),
-    group(
-        "podunavailablebudget",
-        "PodUnavailableBudget",
-        &["policy/v1alpha1/podunavailablebudget.go"],
-        false,
-    ),
+    group("podunavailablebudget", "PodUnavailableBudget", &["policy/v1alpha1/podunavailablebudget.go"], true),
 ];
 
 /// The group named `name`.

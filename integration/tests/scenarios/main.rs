@@ -29,6 +29,7 @@ mod nodes_lifecycle;
 mod nodes_streams;
 mod persistentpodstate;
 mod podprobe;
+mod podunavailablebudget;
 mod resourcedistribution;
 mod service_api;
 mod sidecarset;
@@ -105,6 +106,14 @@ fn main() -> ExitCode {
         Scenario {
             name: "job_admission::invalid_job_objects_are_refused_with_field_paths",
             run: |scene| Box::pin(job_admission::invalid_job_objects_are_refused_with_field_paths(scene)),
+        },
+        Scenario {
+            name: "podunavailablebudget::evictions_and_rollouts_respect_the_budget",
+            run: |scene| Box::pin(podunavailablebudget::evictions_and_rollouts_respect_the_budget(scene)),
+        },
+        Scenario {
+            name: "podunavailablebudget::invalid_budgets_are_refused_with_field_paths",
+            run: |scene| Box::pin(podunavailablebudget::invalid_budgets_are_refused_with_field_paths(scene)),
         },
         Scenario {
             name: "resourcedistribution::distributes_a_secret_to_labelled_namespaces",
