@@ -6,7 +6,7 @@
 
 use std::{
     borrow::Cow,
-    collections::{BTreeMap, HashSet},
+    collections::{BTreeMap, HashMap, HashSet},
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -65,6 +65,10 @@ const EVENT_COMPONENT: &str = "uniteddeployment-controller";
 pub const WORKERS: usize = 3;
 /// Attempts at a write that keeps meeting conflicts (upstream `updateRetries`).
 const ATTEMPTS: usize = 5;
+/// How long a created subset workload may take to show in the cache before it is created again.
+const CREATION_GRACE: Duration = Duration::from_secs(30);
+/// How soon a UnitedDeployment waiting for its new subset workloads to show is looked at again.
+const CREATION_RETRY: Duration = Duration::from_millis(500);
 /// How soon a UnitedDeployment whose cached copy is older than the last status write is looked
 /// at again (upstream requeues after a second).
 const STALE_RETRY: Duration = Duration::from_millis(300);
@@ -141,6 +145,9 @@ struct Context {
     recorder: EventRecorder,
     /// The resourceVersion of each UnitedDeployment's last status write.
     rv: ResourceVersionExpectations,
+    /// Subset workloads created (`<namespace>/<ud>/<subset>`) that the cache may not show yet:
+    /// not created again until it does or [`CREATION_GRACE`] passes.
+    pending_creates: parking_lot::Mutex<HashMap<String, Instant>>,
 }
 
 fn key_of(namespace: &str, name: &str) -> String {
@@ -180,6 +187,7 @@ pub async fn run(caches: Caches, metrics: Metrics, on_synced: impl FnOnce() + Se
         revisions: caches.informer::<ControllerRevision>(),
         recorder: EventRecorder::new(caches.client().clone(), EVENT_COMPONENT),
         rv: ResourceVersionExpectations::new(),
+        pending_creates: parking_lot::Mutex::new(HashMap::new()),
     });
     let mut controller = QueueController::new(CONTROLLER_NAME, WORKERS, metrics);
     let expectations = ctx.clone();
@@ -188,7 +196,9 @@ pub async fn run(caches: Caches, metrics: Metrics, on_synced: impl FnOnce() + Se
             queue.add(key_of(&new.namespace().unwrap_or_default(), &new.name_any()));
         }
         CacheEvent::Deleted(ud) => {
-            expectations.rv.delete(&key_of(&ud.namespace().unwrap_or_default(), &ud.name_any()));
+            let key = key_of(&ud.namespace().unwrap_or_default(), &ud.name_any());
+            expectations.rv.delete(&key);
+            expectations.pending_creates.lock().retain(|pending, _| !pending.starts_with(&format!("{key}/")));
         }
         CacheEvent::Synced => {}
     });
@@ -422,17 +432,34 @@ async fn reconcile(ctx: &Context, key: &str) -> Result<Option<Duration>, Control
     tracing::debug!(uniteddeployment = %key, ?next_replicas, ?partitions, "next subset replicas");
 
     // Provision: create missing subsets, delete removed ones and workloads of other kinds.
-    let (creates, deletes) = provision_plan(&ud.spec, &existing);
+    let (mut creates, deletes) = provision_plan(&ud.spec, &existing);
+    let pending_prefix = format!("{key}/");
+    {
+        // A workload created by an earlier reconcile that the cache does not show yet is not
+        // created twice (which would leave a duplicate to delete).
+        let mut pending = ctx.pending_creates.lock();
+        let started = Instant::now();
+        pending.retain(|pending_key, at| match pending_key.strip_prefix(&pending_prefix) {
+            Some(subset) => !existing.contains_key(subset) && started.duration_since(*at) < CREATION_GRACE,
+            None => true,
+        });
+        let before = creates.len();
+        creates.retain(|subset| !pending.contains_key(&format!("{pending_prefix}{subset}")));
+        if creates.len() != before {
+            requeue.push(CREATION_RETRY);
+        }
+    }
     let mut provision_errors: Vec<String> = Vec::new();
     for subset in &creates {
         let update = updates.get(subset).cloned().unwrap_or_default();
         match apply_subset_template(&ud, kind, subset, &expected, update.replicas, update.partition, None) {
-            Ok(workload) => {
-                if let Err(error) = Box::pin(create_workload(ctx, kind, namespace, workload)).await {
-                    provision_errors
-                        .push(format!("fail to create Subset ({}) {subset}: {error}", kind.name()));
+            Ok(workload) => match Box::pin(create_workload(ctx, kind, namespace, workload)).await {
+                Ok(()) => {
+                    ctx.pending_creates.lock().insert(format!("{pending_prefix}{subset}"), Instant::now());
                 }
-            }
+                Err(error) => provision_errors
+                    .push(format!("fail to create Subset ({}) {subset}: {error}", kind.name())),
+            },
             Err(error) => {
                 provision_errors.push(format!("fail to create Subset ({}) {subset}: {error}", kind.name()))
             }
