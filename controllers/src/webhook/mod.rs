@@ -30,6 +30,8 @@
 //!   that would break a PodUnavailableBudget are refused;
 //! - `/validate-policy-kruise-io-podunavailablebudget` ([`podunavailablebudget`]):
 //!   PodUnavailableBudget validation, including conflicts with the namespace's other budgets;
+//! - `/validate-apps-kruise-io-nodepodprobe` ([`nodepodprobe`]): NodePodProbe validation (not in
+//!   upstream, which has no webhook for it);
 //! - `/validate-namespace`, `/validate-customresourcedefinition`, `/validate-apps-deployment`,
 //!   `/validate-apps-replicaset`, `/validate-apps-statefulset`, `/validate-service` and
 //!   `/validate-ingress` ([`deletion_protection`]): `policy.kruise.io/delete-protection` on the
@@ -66,6 +68,7 @@ pub mod persistentpodstate;
 pub mod pod;
 pub mod pod_persistentpodstate;
 pub mod pod_unavailable_budget;
+pub mod nodepodprobe;
 pub mod podprobemarker;
 pub mod podunavailablebudget;
 pub mod resourcedistribution;
@@ -138,6 +141,8 @@ pub const PODUNAVAILABLEBUDGET_VALIDATING_PATH: &str = "/validate-policy-kruise-
 pub const POD_MUTATING_PATH: &str = "/mutate-pod";
 /// Path of the PodProbeMarker validating webhook.
 pub const PODPROBEMARKER_VALIDATING_PATH: &str = "/validate-apps-kruise-io-podprobemarker";
+/// Path of the NodePodProbe validating webhook (a kruise-rs addition: upstream has none).
+pub const NODEPODPROBE_VALIDATING_PATH: &str = "/validate-apps-kruise-io-nodepodprobe";
 /// Path of the Deployment deletion-protection webhook (upstream `vbuiltindeployment.kb.io`).
 pub const DEPLOYMENT_VALIDATING_PATH: &str = "/validate-apps-deployment";
 /// Path of the ReplicaSet deletion-protection webhook (upstream `vbuiltinreplicaset.kb.io`).

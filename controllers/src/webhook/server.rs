@@ -209,6 +209,7 @@ fn router(state: HandlerState) -> Router {
         .route(SIDECARSET_VALIDATING_PATH, post(validate_sidecarset))
         .route(CONTAINERRECREATEREQUEST_MUTATING_PATH, post(mutate_crr))
         .route(super::PODPROBEMARKER_VALIDATING_PATH, post(validate_podprobemarker))
+        .route(super::NODEPODPROBE_VALIDATING_PATH, post(validate_nodepodprobe))
         .route(super::RESOURCEDISTRIBUTION_VALIDATING_PATH, post(validate_resourcedistribution))
         .route(super::UNITEDDEPLOYMENT_MUTATING_PATH, post(mutate_uniteddeployment))
         .route(super::UNITEDDEPLOYMENT_VALIDATING_PATH, post(validate_uniteddeployment))
@@ -401,6 +402,13 @@ async fn job_admission(kind: JobKind, mutating: bool, body: Bytes) -> Json<Value
     Json(match parse_review(&body) {
         Ok(request) if mutating => into_review(jobs::mutate(kind, &request)),
         Ok(request) => into_review(jobs::validate(kind, &request)),
+        Err(response) => into_review(*response),
+    })
+}
+
+async fn validate_nodepodprobe(body: Bytes) -> Json<Value> {
+    Json(match parse_review(&body) {
+        Ok(request) => into_review(super::nodepodprobe::validate(&request)),
         Err(response) => into_review(*response),
     })
 }

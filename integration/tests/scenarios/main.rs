@@ -4,6 +4,7 @@
 //! scenarios; see `kruise_integration::suite` for its arguments.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
 
+mod admission_all_kinds;
 mod advancedcronjob;
 mod apiserver;
 mod broadcastjob;
@@ -74,6 +75,10 @@ fn main() -> ExitCode {
         Scenario {
             name: "deletion_protection::built_in_kinds_and_crds",
             run: |scene| Box::pin(deletion_protection::built_in_kinds_and_crds(scene)),
+        },
+        Scenario {
+            name: "admission_all_kinds::every_kind_refuses_what_kruise_validate_refuses",
+            run: |scene| Box::pin(admission_all_kinds::every_kind_refuses_what_kruise_validate_refuses(scene)),
         },
         Scenario {
             name: "kubectl_drives_the_api_server",
