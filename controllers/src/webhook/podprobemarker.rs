@@ -13,7 +13,7 @@ use kube::core::{
 };
 use serde_json::Value;
 
-use super::admission::{allowed, errored, object_value};
+use super::admission::{aggregate_message, allowed, errored, object_value};
 
 fn decode(raw: &Value) -> Result<PodProbeMarker, String> {
     serde_json::from_value(raw.clone()).map_err(|error| format!("cannot decode the PodProbeMarker: {error}"))
@@ -38,13 +38,9 @@ pub fn validate(request: &AdmissionRequest<DynamicObject>) -> AdmissionResponse 
         Ok(old) => old,
         Err(message) => return errored(request, 400, &message),
     };
+    // As upstream's `allErrs.ToAggregate()`: each error with its field path.
     let errors = validate_podprobemarker(&marker, old.as_ref());
-    let messages: Vec<String> = errors.iter().map(|e| e.message()).collect();
-    match messages.as_slice() {
-        [] => allowed(request),
-        [one] => errored(request, 400, one),
-        many => errored(request, 400, &format!("[{}]", many.join(", "))),
-    }
+    if errors.is_empty() { allowed(request) } else { errored(request, 400, &aggregate_message(&errors)) }
 }
 
 #[cfg(test)]
