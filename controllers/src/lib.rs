@@ -23,6 +23,8 @@
 //!   NodePodProbe per node, which the node daemon runs; results written back onto the pods).
 //! - [`resourcedistribution`]: copies one Secret or ConfigMap into the namespaces a
 //!   ResourceDistribution targets and keeps the copies in sync.
+//! - [`workloadspread`]: spreads a workload's pods over subsets of nodes with a cap per subset
+//!   (with the pod webhook), keeping the status and pod deletion costs.
 
 pub mod advancedcronjob;
 pub mod app;
@@ -49,6 +51,7 @@ pub mod sidecarterminator;
 pub mod statefulset;
 pub mod webhook;
 pub mod workload;
+pub mod workloadspread;
 
 #[cfg(test)]
 mod revision_fixtures;

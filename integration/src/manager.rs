@@ -264,6 +264,7 @@ fn webhook_config(bind: SocketAddr, gates: &FeatureGates) -> WebhookConfig {
             .enabled(Gate::SidecarSetPatchPodMetadataDefaultsAllowed),
         sort_sidecars_by_name: gates.enabled(Gate::EnableSortSidecarContainerByName),
         resource_distribution_gate: gates.enabled(Gate::ResourceDistributionGate),
+        workloadspread_gate: gates.enabled(Gate::WorkloadSpread),
         ..Default::default()
     }
 }

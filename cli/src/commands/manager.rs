@@ -67,6 +67,7 @@ pub(crate) fn webhook_config(args: &ManagerArgs) -> WebhookConfig {
             .enabled(Gate::SidecarSetPatchPodMetadataDefaultsAllowed),
         sort_sidecars_by_name: args.feature_gates.enabled(Gate::EnableSortSidecarContainerByName),
         resource_distribution_gate: args.feature_gates.enabled(Gate::ResourceDistributionGate),
+        workloadspread_gate: args.feature_gates.enabled(Gate::WorkloadSpread),
         crd_cascading_deletion_protection: args
             .feature_gates
             .enabled(Gate::DeletionProtectionForCRDCascadingGate),

@@ -320,6 +320,38 @@ const VALIDATING: &[WebhookSpec] = &[
         only_delete_protected: false,
     },
     WebhookSpec {
+        name: "vworkloadspread.kb.io",
+        path: super::WORKLOADSPREAD_VALIDATING_PATH,
+        group: APPS_GROUP,
+        versions: &["v1alpha1", "v1beta1"],
+        operations: &["CREATE", "UPDATE"],
+        resource: "workloadspreads",
+        exempt_control_plane: false,
+        only_delete_protected: false,
+    },
+    // Upstream also sends pod UPDATEs to vpod.kb.io, for PodUnavailableBudget, which is not
+    // built here; only the WorkloadSpread bookkeeping on DELETE is served.
+    WebhookSpec {
+        name: "vpod.kb.io",
+        path: super::POD_VALIDATING_PATH,
+        group: "",
+        versions: &["v1"],
+        operations: &["DELETE"],
+        resource: "pods",
+        exempt_control_plane: true,
+        only_delete_protected: false,
+    },
+    WebhookSpec {
+        name: "vpodeviction.kb.io",
+        path: super::POD_VALIDATING_PATH,
+        group: "",
+        versions: &["v1"],
+        operations: &["CREATE"],
+        resource: "pods/eviction",
+        exempt_control_plane: true,
+        only_delete_protected: false,
+    },
+    WebhookSpec {
         name: "vresourcedistribution.kb.io",
         path: super::RESOURCEDISTRIBUTION_VALIDATING_PATH,
         group: APPS_GROUP,
@@ -739,6 +771,9 @@ mod tests {
                 "vbroadcastjob.kb.io",
                 "vadvancedcronjob.kb.io",
                 "vephemeraljobs.kb.io",
+                "vworkloadspread.kb.io",
+                "vpod.kb.io",
+                "vpodeviction.kb.io",
                 "vresourcedistribution.kb.io",
                 "vbuiltindeployment.kb.io",
                 "vbuiltinreplicaset.kb.io",
@@ -750,7 +785,7 @@ mod tests {
             ]
         );
         // Upstream's deletion-protection webhooks: DELETE only, labelled objects only.
-        let namespace = &validating["webhooks"][16];
+        let namespace = &validating["webhooks"][19];
         assert_eq!(
             namespace["rules"],
             json!([{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["namespaces"]}])
@@ -760,11 +795,11 @@ mod tests {
             json!({"matchExpressions": [{"key": "policy.kruise.io/delete-protection", "operator": "Exists"}]})
         );
         assert_eq!(namespace["clientConfig"]["url"], "https://127.0.0.1:9876/validate-namespace");
-        let crd = &validating["webhooks"][15];
+        let crd = &validating["webhooks"][18];
         assert_eq!(crd["rules"][0]["apiGroups"], json!(["apiextensions.k8s.io"]));
         assert_eq!(crd["rules"][0]["apiVersions"], json!(["v1", "v1beta1"]));
-        assert_eq!(validating["webhooks"][14]["rules"][0]["resources"], json!(["statefulsets"]));
-        assert_eq!(validating["webhooks"][14]["rules"][0]["apiGroups"], json!(["apps"]));
+        assert_eq!(validating["webhooks"][17]["rules"][0]["resources"], json!(["statefulsets"]));
+        assert_eq!(validating["webhooks"][17]["rules"][0]["apiGroups"], json!(["apps"]));
         assert!(validating["webhooks"][0].get("objectSelector").is_none());
         let daemonset = &validating["webhooks"][2];
         assert_eq!(

@@ -19,7 +19,12 @@
 //!   Job kinds;
 //! - `/validate-apps-kruise-io-resourcedistribution` ([`resourcedistribution`]):
 //!   ResourceDistribution validation (refused while `ResourceDistributionGate` is off);
-//! - `/mutate-pod` ([`pod`]): the `KruisePodReady` readiness gate on Kruise-owned pods;
+//! - `/validate-apps-kruise-io-workloadspread` ([`workloadspread`]): WorkloadSpread
+//!   validation (refused while the `WorkloadSpread` gate is off);
+//! - `/mutate-pod` ([`pod`]): the `KruisePodReady` readiness gate on Kruise-owned pods and the
+//!   WorkloadSpread subset of pods of a spread workload;
+//! - `/validate-pod` (`vpod.kb.io` on pod DELETE, `vpodeviction.kb.io` on `pods/eviction`):
+//!   the WorkloadSpread `deletingPods` bookkeeping ([`workloadspread`]);
 //! - `/validate-namespace`, `/validate-customresourcedefinition`, `/validate-apps-deployment`,
 //!   `/validate-apps-replicaset`, `/validate-apps-statefulset`, `/validate-service` and
 //!   `/validate-ingress` ([`deletion_protection`]): `policy.kruise.io/delete-protection` on the
@@ -58,6 +63,7 @@ pub mod resourcedistribution;
 mod server;
 pub mod sidecarset;
 pub mod statefulset;
+pub mod workloadspread;
 
 use std::{
     net::{IpAddr, SocketAddr},
@@ -109,6 +115,10 @@ pub const EPHEMERALJOB_VALIDATING_PATH: &str = "/validate-apps-kruise-io-v1alpha
 /// Path of the ResourceDistribution validating webhook (both versions, as upstream since the
 /// v1beta1 promotion).
 pub const RESOURCEDISTRIBUTION_VALIDATING_PATH: &str = "/validate-apps-kruise-io-resourcedistribution";
+/// Path of the WorkloadSpread validating webhook.
+pub const WORKLOADSPREAD_VALIDATING_PATH: &str = "/validate-apps-kruise-io-workloadspread";
+/// Path of the pod validating webhook (DELETE and eviction: WorkloadSpread bookkeeping).
+pub const POD_VALIDATING_PATH: &str = "/validate-pod";
 /// Path of the pod mutating webhook.
 pub const POD_MUTATING_PATH: &str = "/mutate-pod";
 /// Path of the PodProbeMarker validating webhook.
@@ -207,6 +217,9 @@ pub struct WebhookConfig {
     /// that do not set it from the gates keep admitting them; `kruise manager` (and so
     /// `kruise up`) and the test harness set it from `--feature-gates`.
     pub resource_distribution_gate: bool,
+    /// Spread pods of WorkloadSpread targets and admit WorkloadSpread writes (upstream feature
+    /// gate `WorkloadSpread`, on by default).
+    pub workloadspread_gate: bool,
 }
 
 impl Default for WebhookConfig {
@@ -231,6 +244,7 @@ impl Default for WebhookConfig {
             sidecarset_patch_metadata_defaults_allowed: false,
             sort_sidecars_by_name: false,
             resource_distribution_gate: true,
+            workloadspread_gate: true,
         }
     }
 }

@@ -53,7 +53,7 @@ use super::{
     jobs::{self, JobKind},
     pod::{self, PodMutationOptions, SidecarContext},
     sidecarset::{self, SidecarSetAdmission, SidecarSetLookups},
-    statefulset,
+    statefulset, workloadspread,
 };
 use crate::ControllerError;
 
@@ -148,6 +148,8 @@ struct HandlerState {
     namespace: String,
     /// Upstream's `ResourceDistributionGate`: off, every ResourceDistribution write is refused.
     resource_distribution_gate: bool,
+    /// Upstream's `WorkloadSpread` gate: pods are spread and WorkloadSpread writes admitted.
+    workloadspread_gate: bool,
 }
 
 /// The routes: the three admission webhooks and `/convert`.
@@ -200,6 +202,8 @@ fn router(state: HandlerState) -> Router {
         .route(CONTAINERRECREATEREQUEST_MUTATING_PATH, post(mutate_crr))
         .route(super::PODPROBEMARKER_VALIDATING_PATH, post(validate_podprobemarker))
         .route(super::RESOURCEDISTRIBUTION_VALIDATING_PATH, post(validate_resourcedistribution))
+        .route(super::WORKLOADSPREAD_VALIDATING_PATH, post(validate_workloadspread))
+        .route(super::POD_VALIDATING_PATH, post(validate_pod))
         .route(super::DEPLOYMENT_VALIDATING_PATH, post(|state, body| protect(state, Target::Workload, body)))
         .route(super::REPLICASET_VALIDATING_PATH, post(|state, body| protect(state, Target::Workload, body)))
         .route(
@@ -516,7 +520,85 @@ async fn mutate_pod(State(state): State<HandlerState>, body: Bytes) -> Json<Valu
         Ok(sidecars) => sidecars,
         Err(message) => return Json(into_review(super::admission::errored(&request, 500, &message))),
     };
-    Json(into_review(pod::mutate(&request, state.pods, &sidecars)))
+    let spread = match spread_pod(&state, &request).await {
+        Ok(spread) => spread,
+        Err(message) => return Json(into_review(super::admission::errored(&request, 500, &message))),
+    };
+    Json(into_review(pod::mutate(&request, state.pods, &sidecars, spread.as_ref())))
+}
+
+/// The WorkloadSpread subset of a pod being created (not on dry runs, as upstream).
+async fn spread_pod(
+    state: &HandlerState,
+    request: &AdmissionRequest<DynamicObject>,
+) -> Result<Option<workloadspread::SpreadAssignment>, String> {
+    let is_pod =
+        request.resource.resource == "pods" && request.sub_resource.as_deref().unwrap_or("").is_empty();
+    if !state.workloadspread_gate
+        || request.operation != kube::core::admission::Operation::Create
+        || !is_pod
+        || request.dry_run
+    {
+        return Ok(None);
+    }
+    let Some(raw) =
+        super::admission::object_value(request.object.as_ref()).map_err(|error| error.to_string())?
+    else {
+        return Ok(None);
+    };
+    let pod: Pod = super::admission::decode("Pod", &raw)?;
+    let namespace = pod
+        .metadata
+        .namespace
+        .clone()
+        .or_else(|| request.namespace.clone())
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or_else(|| "default".into());
+    workloadspread::assign_pod(&state.client, &namespace, &pod, &state.namespace).await
+}
+
+async fn validate_workloadspread(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
+    let request = match parse_review(&body) {
+        Ok(request) => request,
+        Err(response) => return Json(into_review(*response)),
+    };
+    let namespace = request.namespace.clone().unwrap_or_default();
+    let others = if state.workloadspread_gate
+        && matches!(
+            request.operation,
+            kube::core::admission::Operation::Create | kube::core::admission::Operation::Update
+        ) {
+        match workloadspread::list_spreads(&state.client, &namespace).await {
+            Ok(others) => others,
+            Err(message) => return Json(into_review(super::admission::errored(&request, 500, &message))),
+        }
+    } else {
+        Vec::new()
+    };
+    let custom = workloadspread::custom_workloads(&state.client, &state.namespace).await;
+    Json(into_review(workloadspread::validate(&request, state.workloadspread_gate, &others, &custom)))
+}
+
+/// `/validate-pod`: the WorkloadSpread bookkeeping of pod deletions and evictions.
+async fn validate_pod(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
+    let request = match parse_review(&body) {
+        Ok(request) => request,
+        Err(response) => return Json(into_review(*response)),
+    };
+    if !state.workloadspread_gate {
+        return Json(into_review(super::admission::allowed(&request)));
+    }
+    let result = match workloadspread::pod_for_validation(&state.client, &request).await {
+        Ok(Some((pod, operation))) => {
+            workloadspread::record_pod_deletion(&state.client, &pod, operation, &state.namespace).await
+        }
+        Ok(None) => Ok(()),
+        Err(message) => Err(message),
+    };
+    match result {
+        Ok(()) => Json(into_review(super::admission::allowed(&request))),
+        Err(message) => Json(into_review(super::admission::errored(&request, 500, &message))),
+    }
 }
 
 /// The SidecarSets (from the watch cache; listed from the API until the cache has synced)
@@ -628,6 +710,7 @@ impl WebhookServer {
             namespace: config.namespace.clone(),
             sidecarsets: sidecarset_reader,
             resource_distribution_gate: config.resource_distribution_gate,
+            workloadspread_gate: config.workloadspread_gate,
         };
         tracing::info!(address = %local_addr, ?target, "webhook server listening");
         let serve = tokio::spawn(serve(listener, router(handlers), tls, cancel.clone()));
