@@ -34,6 +34,7 @@ mod sidecarset;
 mod sidecarterminator;
 mod statefulset;
 mod upstream;
+mod workloadspread;
 
 use std::process::ExitCode;
 
@@ -113,6 +114,14 @@ fn main() -> ExitCode {
             run: |scene| {
                 Box::pin(resourcedistribution::invalid_distributions_are_refused_with_field_paths(scene))
             },
+        },
+        Scenario {
+            name: "workloadspread::spreads_a_cloneset_over_two_zones",
+            run: |scene| Box::pin(workloadspread::spreads_a_cloneset_over_two_zones(scene)),
+        },
+        Scenario {
+            name: "workloadspread::invalid_workloadspreads_are_refused_with_field_paths",
+            run: |scene| Box::pin(workloadspread::invalid_workloadspreads_are_refused_with_field_paths(scene)),
         },
         Scenario {
             name: "ephemeraljob::runs_on_replicas_and_succeeds",
