@@ -365,8 +365,12 @@ mod tests {
                 .patch
                 .is_none()
         );
-        let missing =
-            mutate(&review("CREATE", Value::Null), PodMutationOptions::default(), &SidecarContext::default(), None);
+        let missing = mutate(
+            &review("CREATE", Value::Null),
+            PodMutationOptions::default(),
+            &SidecarContext::default(),
+            None,
+        );
         assert_eq!(missing.result.code, 400);
     }
 

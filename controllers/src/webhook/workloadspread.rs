@@ -536,8 +536,13 @@ mod tests {
     #[test]
     fn a_second_workloadspread_of_the_same_workload_is_refused() {
         let existing = beta(spread("v1beta1", "first", "web"));
-        let response =
-            run("v1beta1", "CREATE", spread("v1beta1", "ws", "web"), Value::Null, &[existing.clone()]);
+        let response = run(
+            "v1beta1",
+            "CREATE",
+            spread("v1beta1", "ws", "web"),
+            Value::Null,
+            std::slice::from_ref(&existing),
+        );
         assert!(!response.allowed);
         assert!(response.result.message.contains("spec.targetRef"), "{}", response.result.message);
         assert!(response.result.message.contains("in conflict with other WorkloadSpread first"));

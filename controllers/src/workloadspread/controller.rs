@@ -624,3 +624,99 @@ async fn write_status(
         Err(error) => Err(error.into()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
+
+    use super::*;
+
+    #[test]
+    fn get_replicas_from_object_table() {
+        // Upstream TestGetReplicasFromObject.
+        let object = json!({"spec": {"replicas": 3, "name": "x", "list": [{"replicas": 2}]}});
+        let cases = [
+            ("empty path", "", 0),
+            ("not exist", "spec.nothing", 0),
+            ("error e.g. string field", "spec.name", 0),
+            ("success", "spec.replicas", 3),
+            ("success in slice", "spec.list.0.replicas", 2),
+        ];
+        for (name, path, want) in cases {
+            assert_eq!(replicas_at(&object, path), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn get_replicas_from_workload_with_target_filter() {
+        // Upstream TestGetReplicasFromWorkloadWithTargetFilter and TestGetWorkloadReplicas.
+        let object = json!({"spec": {"replicas": 9, "parallelism": 4,
+            "replicaSpecs": {"PS": {"replicas": 1}, "Worker": {"replicas": 5}, "Master": {"replicas": 3}}}});
+        let mut spread: WorkloadSpread = serde_json::from_value(json!({
+            "metadata": {"name": "ws"},
+            "spec": {"targetRef": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "c"}, "subsets": []}
+        }))
+        .unwrap();
+        let target = spread.spec.target_reference.clone().unwrap();
+        let none = CustomWorkloadWhiteList::default();
+        assert_eq!(replicas_of(&object, &spread, &target, &none), 9, "filter default path");
+        let job = TargetReference { api_version: "batch/v1".into(), kind: "Job".into(), name: "j".into() };
+        assert_eq!(replicas_of(&object, &spread, &job, &none), 4, "job");
+        spread.spec.target_filter = Some(kruise_crds::apps::v1beta1::TargetFilter {
+            selector: None,
+            replicas_path_list: vec![
+                "spec.replicaSpecs.Worker.replicas".into(),
+                "spec.replicaSpecs.Master.replicas".into(),
+            ],
+        });
+        assert_eq!(replicas_of(&object, &spread, &target, &none), 8, "filter assigned replicas path");
+        spread.spec.target_filter = None;
+        let tfjob =
+            TargetReference { api_version: "kubeflow.org/v1".into(), kind: "TFJob".into(), name: "t".into() };
+        let custom: CustomWorkloadWhiteList = serde_json::from_value(json!({"workloads": [
+            {"Group": "kubeflow.org", "Version": "v1", "Kind": "TFJob", "replicasPath": "spec.replicaSpecs.Master.replicas"}]}))
+        .unwrap();
+        assert_eq!(replicas_of(&object, &spread, &tfjob, &custom), 3, "custom workload");
+        assert_eq!(replicas_of(&object, &spread, &tfjob, &none), 0, "custom workload not whitelisted");
+    }
+
+    #[test]
+    fn pod_events_queue_the_recorded_workloadspread() {
+        // Upstream workloadspread_event_handler_test: creations and deletions of recorded pods,
+        // and updates that end a pod, queue its WorkloadSpread; other updates do not.
+        let pod = |phase: &str, annotated: bool| -> Arc<Pod> {
+            let annotations = if annotated {
+                json!({super::super::core::MATCHED_WORKLOADSPREAD_ANNOTATION: r#"{"name":"ws","subset":"a"}"#})
+            } else {
+                json!({})
+            };
+            Arc::new(
+                serde_json::from_value(
+                    json!({"metadata": {"name": "p", "namespace": "ns", "annotations": annotations},
+                    "status": {"phase": phase}}),
+                )
+                .unwrap(),
+            )
+        };
+        let cases = [
+            ("create recorded pod", CacheEvent::Applied { new: pod("Pending", true), old: None }, true),
+            ("create unrecorded pod", CacheEvent::Applied { new: pod("Pending", false), old: None }, false),
+            (
+                "pod turns failed",
+                CacheEvent::Applied { new: pod("Failed", true), old: Some(pod("Running", true)) },
+                true,
+            ),
+            (
+                "pod turns running",
+                CacheEvent::Applied { new: pod("Running", true), old: Some(pod("Pending", true)) },
+                false,
+            ),
+            ("delete recorded pod", CacheEvent::Deleted(pod("Running", true)), true),
+        ];
+        for (name, event, want) in cases {
+            let queue = WorkQueue::new(crate::runtime::workqueue::BACKOFF);
+            pod_changed(&event, &queue);
+            assert_eq!(queue.len() == 1, want, "{name}");
+        }
+    }
+}

@@ -136,19 +136,19 @@ pub fn verify_group_kind(api_version: &str, kind: &str, expected_kind: &str, gro
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 pub struct CustomWorkload {
     /// API group.
-    #[serde(rename = "Group", default)]
+    #[serde(rename = "Group", alias = "group", default)]
     pub group: String,
     /// API version.
-    #[serde(rename = "Version", default)]
+    #[serde(rename = "Version", alias = "version", default)]
     pub version: String,
     /// Kind.
-    #[serde(rename = "Kind", default)]
+    #[serde(rename = "Kind", alias = "kind", default)]
     pub kind: String,
     /// Kinds between the workload and its pods (their owners are followed).
-    #[serde(rename = "subResources", default)]
+    #[serde(rename = "subResources", alias = "SubResources", default)]
     pub sub_resources: Vec<GroupVersionKind>,
     /// Dotted path of the replica count in the workload.
-    #[serde(rename = "replicasPath", default)]
+    #[serde(rename = "replicasPath", alias = "ReplicasPath", default)]
     pub replicas_path: String,
 }
 
@@ -156,13 +156,13 @@ pub struct CustomWorkload {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 pub struct GroupVersionKind {
     /// API group.
-    #[serde(rename = "Group", default)]
+    #[serde(rename = "Group", alias = "group", default)]
     pub group: String,
     /// API version.
-    #[serde(rename = "Version", default)]
+    #[serde(rename = "Version", alias = "version", default)]
     pub version: String,
     /// Kind.
-    #[serde(rename = "Kind", default)]
+    #[serde(rename = "Kind", alias = "kind", default)]
     pub kind: String,
 }
 
@@ -981,7 +981,7 @@ pub fn subset_statuses<'a>(
     replicas: i32,
     now: Timestamp,
     notes: &mut StatusNotes,
-) -> Option<(Vec<WorkloadSpreadSubsetStatus>, BTreeMap<String, Vec<&'a Pod>>)> {
+) -> Option<(Vec<WorkloadSpreadSubsetStatus>, PodsBySubset<'a>)> {
     let critical = reschedule_critical(spread);
     let mut statuses = Vec::with_capacity(spread.spec.subsets.len());
     let mut failed = BTreeMap::new();
@@ -1017,6 +1017,9 @@ fn is_empty_statuses(statuses: &[WorkloadSpreadSubsetStatus]) -> bool {
         status.replicas == 0 && status.creating_pods.is_empty() && status.deleting_pods.is_empty()
     })
 }
+
+/// Pods by subset name.
+pub type PodsBySubset<'a> = BTreeMap<String, Vec<&'a Pod>>;
 
 /// The pods of one WorkloadSpread grouped by version, then subset.
 pub type VersionedPods<'a> = BTreeMap<String, BTreeMap<String, Vec<&'a Pod>>>;
@@ -1151,4 +1154,1030 @@ pub fn deletion_costs<'a>(
         assign(outside, negative_cost);
     }
     costs
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail loudly on unexpected data
+
+    use kube::ResourceExt;
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    const UID: &str = "a03eb001-27eb-4713-b634-7c46f6861758";
+
+    fn ts(text: &str) -> Timestamp {
+        text.parse().unwrap()
+    }
+
+    fn time(text: &str) -> Time {
+        Time(ts(text))
+    }
+
+    /// Upstream's `podDemo`: `test-pod-1` of CloneSet `cloneset-test`.
+    fn pod_demo() -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": "test-pod-1", "namespace": "default", "annotations": {},
+                "ownerReferences": [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "cloneset-test",
+                    "controller": true, "uid": UID, "blockOwnerDeletion": true}]},
+            "spec": {"containers": [{"name": "nginx", "image": "nginx:1.15.1"}]}
+        }))
+        .unwrap()
+    }
+
+    /// Upstream's `workloadSpreadDemo`: one subset `subset-a` with maxReplicas 5.
+    fn spread_demo() -> WorkloadSpread {
+        serde_json::from_value(json!({
+            "apiVersion": "apps.kruise.io/v1beta1", "kind": "WorkloadSpread",
+            "metadata": {"name": "test-ws", "namespace": "default"},
+            "spec": {
+                "targetRef": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "cloneset-test"},
+                "subsets": [{
+                    "name": "subset-a",
+                    "requiredNodeSelector": {
+                        "matchExpressions": [
+                            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["ack"]},
+                            {"key": "sigma.ali/resource-pool", "operator": "In", "values": ["lark"]}],
+                        "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["i-8vbhlh6rte2w5d1k2sgn", "i-8vbhlh6rte2vnxlq8ztc"]}]},
+                    "preferredNodeSelector": [{"weight": 5, "preference": {"matchExpressions": [
+                        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["cn-zhangjiakou-a"]}]}}],
+                    "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}],
+                    "patch": {"metadata": {"labels": {"subset": "subset-a"}, "annotations": {"subset": "subset-a"}}},
+                    "maxReplicas": 5
+                }]
+            },
+            "status": {
+                "observedGeneration": 10,
+                "subsetStatuses": [{"name": "subset-a", "missingReplicas": 5}],
+                "versionedSubsetStatuses": {"versionIgnored": [{"name": "subset-a", "missingReplicas": 5}]}
+            }
+        }))
+        .unwrap()
+    }
+
+    fn versioned(spread: &WorkloadSpread) -> Vec<WorkloadSpreadSubsetStatus> {
+        spread
+            .status
+            .as_ref()
+            .unwrap()
+            .versioned_subset_statuses
+            .get(VERSION_IGNORED)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn set_versioned(spread: &mut WorkloadSpread, statuses: Vec<WorkloadSpreadSubsetStatus>) {
+        spread.status.as_mut().unwrap().versioned_subset_statuses.insert(VERSION_IGNORED.into(), statuses);
+    }
+
+    #[test]
+    fn workload_spread_mutating_pod_table() {
+        // Upstream TestWorkloadSpreadMutatingPod, the bookkeeping half: (name, operation,
+        // prepare, want subset, want missingReplicas, want creating, want deleting).
+        let now = time("2026-01-01T00:00:00Z");
+        let injected_a =
+            InjectWorkloadSpread { name: "test-ws".into(), subset: "subset-a".into(), uid: String::new() };
+        let with_subset_b = |spread: &mut WorkloadSpread| {
+            spread.spec.subsets[0].max_replicas = Some(IntOrString::Int(0));
+            spread.spec.subsets.push(WorkloadSpreadSubset { name: "subset-b".into(), ..Default::default() });
+            set_versioned(
+                spread,
+                vec![
+                    WorkloadSpreadSubsetStatus {
+                        name: "subset-a".into(),
+                        missing_replicas: 0,
+                        ..Default::default()
+                    },
+                    WorkloadSpreadSubsetStatus {
+                        name: "subset-b".into(),
+                        missing_replicas: -1,
+                        ..Default::default()
+                    },
+                ],
+            );
+        };
+        type Prepare = Box<dyn Fn(&mut WorkloadSpread)>;
+        let missing = |value: i32| -> Prepare {
+            Box::new(move |spread: &mut WorkloadSpread| {
+                let mut statuses = versioned(spread);
+                statuses[0].missing_replicas = value;
+                set_versioned(spread, statuses);
+            })
+        };
+        type Case = (&'static str, Operation, Prepare, Option<&'static str>, bool, i32, usize, usize);
+        let cases: Vec<Case> = vec![
+            (
+                "operation = create, matched workloadSpread, MissingReplicas = 5",
+                Operation::Create,
+                missing(5),
+                Some("subset-a"),
+                true,
+                4,
+                1,
+                0,
+            ),
+            (
+                "operation = create, matched workloadSpread, subset-a MissingReplicas = 0, subset-b MissingReplicas = -1",
+                Operation::Create,
+                Box::new(with_subset_b),
+                Some("subset-b"),
+                false,
+                -1,
+                0,
+                0,
+            ),
+            (
+                "operation = create, matched workloadSpread, MissingReplicas = 0",
+                Operation::Create,
+                missing(0),
+                None,
+                false,
+                0,
+                0,
+                0,
+            ),
+            (
+                "operation = create, matched workloadSpread, MissingReplicas = -1",
+                Operation::Create,
+                missing(-1),
+                Some("subset-a"),
+                false,
+                -1,
+                0,
+                0,
+            ),
+            (
+                "operation = create, matched workloadSpread, MissingReplicas = 4, creatingPods[test-pod-1]",
+                Operation::Create,
+                Box::new(|spread: &mut WorkloadSpread| {
+                    let mut statuses = versioned(spread);
+                    statuses[0].missing_replicas = 4;
+                    statuses[0].creating_pods.insert("test-pod-1".into(), time("2025-12-31T23:59:00Z"));
+                    set_versioned(spread, statuses);
+                }),
+                Some("subset-a"),
+                false,
+                4,
+                1,
+                0,
+            ),
+            (
+                "operation = delete, matched workloadSpread, MissingReplicas = 0",
+                Operation::Delete,
+                missing(0),
+                Some("subset-a"),
+                true,
+                1,
+                0,
+                1,
+            ),
+            (
+                "operation = eviction, matched workloadSpread, MissingReplicas = 0",
+                Operation::Eviction,
+                missing(0),
+                Some("subset-a"),
+                true,
+                1,
+                0,
+                1,
+            ),
+            (
+                "operation = delete, matched workloadSpread, MissingReplicas = 0, DeletingPods[test-pod-1]",
+                Operation::Delete,
+                Box::new(|spread: &mut WorkloadSpread| {
+                    let mut statuses = versioned(spread);
+                    statuses[0].missing_replicas = 0;
+                    statuses[0].deleting_pods.insert("test-pod-1".into(), time("2025-12-31T23:59:00Z"));
+                    set_versioned(spread, statuses);
+                }),
+                None,
+                false,
+                0,
+                0,
+                1,
+            ),
+            (
+                "operation = delete, matched workloadSpread, MissingReplicas = -1",
+                Operation::Delete,
+                missing(-1),
+                Some("subset-a"),
+                false,
+                -1,
+                0,
+                0,
+            ),
+        ];
+        for (
+            name,
+            operation,
+            prepare,
+            want_subset,
+            want_changed,
+            want_missing,
+            want_creating,
+            want_deleting,
+        ) in cases
+        {
+            let mut spread = spread_demo();
+            prepare(&mut spread);
+            let injected = (operation != Operation::Create).then_some(&injected_a);
+            let update =
+                update_subset_for_pod(&mut spread, &pod_demo(), injected, operation, 0, &now, &|| {
+                    "uid".into()
+                });
+            assert_eq!(update.subset.as_deref(), want_subset, "{name}");
+            assert_eq!(update.changed, want_changed, "{name}");
+            let statuses = versioned(&spread);
+            let status =
+                statuses.iter().find(|s| Some(s.name.as_str()) == want_subset.or(Some("subset-a"))).unwrap();
+            assert_eq!(status.missing_replicas, want_missing, "{name}");
+            assert_eq!(status.creating_pods.len(), want_creating, "{name}");
+            assert_eq!(status.deleting_pods.len(), want_deleting, "{name}");
+        }
+
+        // "operation = delete, not matched workloadSpread subset, MissingReplicas = 0"
+        let mut spread = spread_demo();
+        let other =
+            InjectWorkloadSpread { name: "test-ws".into(), subset: "subset-b".into(), uid: String::new() };
+        let update = update_subset_for_pod(
+            &mut spread,
+            &pod_demo(),
+            Some(&other),
+            Operation::Delete,
+            0,
+            &now,
+            &|| "uid".into(),
+        );
+        assert_eq!(update, SubsetUpdate::default());
+    }
+
+    #[test]
+    fn workload_spread_create_pod_without_full_name() {
+        // Upstream TestWorkloadSpreadCreatePodWithoutFullName: the record is keyed by a made-up
+        // UID that the pod's annotation carries.
+        let mut spread = spread_demo();
+        let mut pod = pod_demo();
+        pod.metadata.name = None;
+        pod.metadata.generate_name = Some("test-pod-".into());
+        let update = update_subset_for_pod(
+            &mut spread,
+            &pod,
+            None,
+            Operation::Create,
+            0,
+            &time("2026-01-01T00:00:00Z"),
+            &|| "generated".into(),
+        );
+        assert_eq!(update.generated_uid, "generated");
+        assert!(versioned(&spread)[0].creating_pods.contains_key("generated"));
+        let mut value = serde_json::to_value(&pod).unwrap();
+        assert!(inject_into_pod(&spread, &mut value, "subset-a", &update.generated_uid).unwrap());
+        let annotation =
+            value["metadata"]["annotations"][MATCHED_WORKLOADSPREAD_ANNOTATION].as_str().unwrap();
+        assert_eq!(annotation, r#"{"name":"test-ws","subset":"subset-a","uid":"generated"}"#);
+    }
+
+    #[test]
+    fn injecting_a_subset_into_a_pod() {
+        // Upstream TestWorkloadSpreadMutatingPod "operation = create, matched workloadSpread,
+        // MissingReplicas = 5" (what the pod gets).
+        let spread = spread_demo();
+        let mut value = serde_json::to_value(pod_demo()).unwrap();
+        assert!(inject_into_pod(&spread, &mut value, "subset-a", "").unwrap());
+        let pod: Pod = serde_json::from_value(value).unwrap();
+        assert_eq!(pod.labels().get("subset").map(String::as_str), Some("subset-a"));
+        assert_eq!(pod.annotations().get("subset").map(String::as_str), Some("subset-a"));
+        assert_eq!(
+            pod.annotations().get(MATCHED_WORKLOADSPREAD_ANNOTATION).map(String::as_str),
+            Some(r#"{"name":"test-ws","subset":"subset-a"}"#)
+        );
+        let spec = pod.spec.unwrap();
+        assert_eq!(spec.tolerations.unwrap().len(), 1);
+        let node_affinity = spec.affinity.unwrap().node_affinity.unwrap();
+        assert_eq!(node_affinity.preferred_during_scheduling_ignored_during_execution.unwrap().len(), 1);
+        let terms =
+            node_affinity.required_during_scheduling_ignored_during_execution.unwrap().node_selector_terms;
+        assert_eq!(terms.len(), 1);
+        assert_eq!(terms[0].match_expressions.as_ref().unwrap().len(), 2);
+        assert_eq!(terms[0].match_fields.as_ref().unwrap().len(), 1);
+
+        // The required term is ANDed into each of the pod's own terms.
+        let mut value = serde_json::to_value(pod_demo()).unwrap();
+        value["spec"]["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{"key": "a", "operator": "Exists"}]}, {"matchExpressions": [{"key": "b", "operator": "Exists"}]}]}}});
+        inject_into_pod(&spread, &mut value, "subset-a", "").unwrap();
+        let terms = value.pointer("/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms").unwrap();
+        assert_eq!(terms[0]["matchExpressions"].as_array().unwrap().len(), 3);
+        assert_eq!(terms[1]["matchExpressions"].as_array().unwrap().len(), 3);
+        assert!(!inject_into_pod(&spread, &mut value, "no-such-subset", "").unwrap());
+    }
+
+    #[test]
+    fn pod_priority_class_name_is_patched() {
+        // Upstream "operation = create, pod priority class name is patched".
+        let mut spread = spread_demo();
+        spread.spec.subsets[0].patch = json!({"spec": {"priorityClassName": "high"}});
+        let mut value = serde_json::to_value(pod_demo()).unwrap();
+        value["spec"]["priorityClassName"] = json!("low");
+        value["spec"]["priority"] = json!(10);
+        inject_into_pod(&spread, &mut value, "subset-a", "").unwrap();
+        assert_eq!(value["spec"]["priorityClassName"], "high");
+        assert!(value["spec"].get("priority").is_none(), "a changed class drops the resolved priority");
+    }
+
+    #[test]
+    fn patch_metadata_and_container_resources() {
+        // Upstream TestPatchMetadata and TestPatchContainerResource.
+        let mut spread = spread_demo();
+        spread.spec.subsets[0].patch = json!({
+            "metadata": {"labels": {"subset": "a", "app": null}},
+            "spec": {"containers": [{"name": "nginx", "resources": {"limits": {"cpu": "2"}}}]}
+        });
+        let mut value = serde_json::to_value(pod_demo()).unwrap();
+        value["metadata"]["labels"] = json!({"app": "web", "keep": "yes"});
+        inject_into_pod(&spread, &mut value, "subset-a", "").unwrap();
+        assert_eq!(value["metadata"]["labels"], json!({"keep": "yes", "subset": "a"}));
+        assert_eq!(value["spec"]["containers"][0]["image"], "nginx:1.15.1");
+        assert_eq!(value["spec"]["containers"][0]["resources"]["limits"]["cpu"], "2");
+    }
+
+    #[test]
+    fn get_parent_name_and_ordinal() {
+        // Upstream TestGetParentNameAndOrdinal.
+        for (name, want) in [("sts-0", 0), ("sts-12", 12), ("sts", -1), ("sts-", -1), ("sts-a1", -1)] {
+            assert_eq!(pod_ordinal(name), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn statefulset_pods_fill_subsets_by_ordinal() {
+        let mut spread = spread_demo();
+        spread.spec.target_reference.as_mut().unwrap().kind = "StatefulSet".into();
+        spread.spec.subsets[0].max_replicas = Some(IntOrString::Int(2));
+        spread.spec.subsets.push(WorkloadSpreadSubset { name: "subset-b".into(), ..Default::default() });
+        assert_eq!(statefulset_subset_for_pod(&spread, "sts-0").as_deref(), Some("subset-a"));
+        assert_eq!(statefulset_subset_for_pod(&spread, "sts-1").as_deref(), Some("subset-a"));
+        assert_eq!(statefulset_subset_for_pod(&spread, "sts-2").as_deref(), Some("subset-b"));
+        // An unschedulable subset is skipped.
+        spread.status.as_mut().unwrap().subset_statuses[0].conditions =
+            vec![new_condition("False", "PodUnschedulable", ts("2026-01-01T00:00:00Z"))];
+        assert_eq!(statefulset_subset_for_pod(&spread, "sts-0").as_deref(), Some("subset-b"));
+    }
+
+    #[test]
+    fn initialized_subset_statuses_table() {
+        // Upstream TestInitializedSubsetStatuses.
+        let two = |a: IntOrString, b: IntOrString| {
+            let mut spread = spread_demo();
+            spread.spec.subsets[0].max_replicas = Some(a);
+            spread.spec.subsets.push(WorkloadSpreadSubset {
+                name: "subset-b".into(),
+                max_replicas: Some(b),
+                ..Default::default()
+            });
+            spread
+        };
+        let cases = [
+            (
+                "workload not found",
+                two(IntOrString::String("20%".into()), IntOrString::String("80%".into())),
+                0,
+                vec![0, 0],
+            ),
+            (
+                "cloneSet with absolute number settings",
+                two(IntOrString::Int(3), IntOrString::Int(2)),
+                5,
+                vec![3, 2],
+            ),
+            (
+                "cloneSet with percentage settings",
+                two(IntOrString::String("20%".into()), IntOrString::String("80%".into())),
+                5,
+                vec![1, 4],
+            ),
+        ];
+        for (name, spread, replicas, want) in cases {
+            let got: Vec<i32> =
+                initialized_subset_statuses(&spread, replicas).iter().map(|s| s.missing_replicas).collect();
+            assert_eq!(got, want, "{name}");
+        }
+        let mut unlimited = spread_demo();
+        unlimited.spec.subsets[0].max_replicas = None;
+        assert_eq!(initialized_subset_statuses(&unlimited, 5)[0].missing_replicas, -1);
+        assert!(has_percent_subset(&two(IntOrString::Int(1), IntOrString::String("50%".into()))));
+        assert!(!has_percent_subset(&two(IntOrString::Int(1), IntOrString::Int(2))));
+    }
+
+    #[test]
+    fn get_pod_version_table() {
+        // Upstream TestGetPodVersion.
+        let pod = |kind: &str, labels: Value| -> Pod {
+            serde_json::from_value(json!({"metadata": {"name": "p", "labels": labels,
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": kind, "name": "w", "uid": "u", "controller": true}]}}))
+            .unwrap()
+        };
+        let cases = [
+            ("short hash only", pod("ReplicaSet", json!({"controller-revision-hash": "6d8f9"})), "6d8f9"),
+            ("long hash only", pod("ReplicaSet", json!({"controller-revision-hash": "web-6d8f9"})), "6d8f9"),
+            ("template hash only", pod("ReplicaSet", json!({"pod-template-hash": "7b5c"})), "7b5c"),
+            (
+                "template hash and long hash",
+                pod(
+                    "ReplicaSet",
+                    json!({"pod-template-hash": "7b5c", "controller-revision-hash": "web-6d8f9"}),
+                ),
+                "7b5c",
+            ),
+            ("ignored pod", pod("CloneSet", json!({"pod-template-hash": "7b5c"})), VERSION_IGNORED),
+        ];
+        for (name, pod, want) in cases {
+            assert_eq!(pod_version(&pod), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn is_reference_equal_table() {
+        // Upstream TestIsReferenceEqual (the direct comparison).
+        let target = |api_version: &str, name: &str| TargetReference {
+            api_version: api_version.into(),
+            kind: "CloneSet".into(),
+            name: name.into(),
+        };
+        let owner = |api_version: &str, name: &str| OwnerReference {
+            api_version: api_version.into(),
+            kind: "CloneSet".into(),
+            name: name.into(),
+            uid: "u".into(),
+            ..Default::default()
+        };
+        let cases = [
+            (
+                "ApiVersion, Kind, Name equals",
+                target("apps.kruise.io/v1alpha1", "a"),
+                owner("apps.kruise.io/v1alpha1", "a"),
+                true,
+            ),
+            (
+                "Group, Kind, Name equal, but Version not equal",
+                target("apps.kruise.io/v1beta1", "a"),
+                owner("apps.kruise.io/v1alpha1", "a"),
+                true,
+            ),
+            (
+                "Kind, Name equals, but ApiVersion not equal",
+                target("apps/v1", "a"),
+                owner("apps.kruise.io/v1alpha1", "a"),
+                false,
+            ),
+            (
+                "ApiVersion, Kind equals, but name not equal",
+                target("apps.kruise.io/v1alpha1", "a"),
+                owner("apps.kruise.io/v1alpha1", "b"),
+                false,
+            ),
+        ];
+        for (name, target, owner, want) in cases {
+            assert_eq!(same_reference(&target, &owner), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn filter_reference_table() {
+        // Upstream TestFilterReference: which owners are workloads WorkloadSpread handles.
+        let owner = |api_version: &str, kind: &str| OwnerReference {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            ..Default::default()
+        };
+        let none = CustomWorkloadWhiteList::default();
+        assert!(matches_reference(&owner("apps/v1", "ReplicaSet"), &none));
+        assert!(matches_reference(&owner("apps.kruise.io/v1beta1", "StatefulSet"), &none));
+        assert!(matches_reference(&owner("batch/v1", "Job"), &none));
+        assert!(!matches_reference(&owner("apps/v1", "DaemonSet"), &none));
+        assert!(!matches_reference(&owner("apps/v1", "CloneSet"), &none));
+        let custom: CustomWorkloadWhiteList = serde_json::from_value(json!({"workloads": [
+            {"Group": "kubeflow.org", "Version": "v1", "Kind": "TFJob", "replicasPath": "spec.replicas",
+             "subResources": [{"Group": "apps.kruise.io", "Version": "v1alpha1", "Kind": "DaemonSet"}]}]}))
+        .unwrap();
+        assert!(matches_reference(&owner("kubeflow.org/v1", "TFJob"), &custom));
+        assert!(matches_reference(&owner("apps.kruise.io/v1alpha1", "DaemonSet"), &custom));
+    }
+
+    #[test]
+    fn target_filter_selects_pods() {
+        let labels: BTreeMap<String, String> = [("role".to_string(), "worker".to_string())].into();
+        let filter = |selector: Option<Value>| TargetFilter {
+            selector: selector.map(|s| serde_json::from_value(s).unwrap()),
+            replicas_path_list: Vec::new(),
+        };
+        assert!(is_pod_selected(None, &labels));
+        assert!(is_pod_selected(Some(&filter(Some(json!({"matchLabels": {"role": "worker"}})))), &labels));
+        assert!(!is_pod_selected(Some(&filter(Some(json!({"matchLabels": {"role": "ps"}})))), &labels));
+        assert!(
+            !is_pod_selected(Some(&filter(None)), &labels),
+            "a filter without a selector selects nothing"
+        );
+    }
+
+    // -- controller -------------------------------------------------------------------------
+
+    /// Upstream's `matchSubsetDemo`, `matchPodDemo`, `matchNodeDemo`.
+    fn match_subset_demo() -> WorkloadSpreadSubset {
+        serde_json::from_value(json!({
+            "name": "subset-a", "maxReplicas": 5,
+            "tolerations": [{"key": "apps.kruise.io/toleration", "operator": "Equal", "value": "true"}],
+            "requiredNodeSelector": {"matchExpressions": [{"key": "apps.kruise.io/schedule-required", "operator": "In", "values": ["true"]}]},
+            "preferredNodeSelector": [{"weight": 100, "preference": {"matchExpressions": [{"key": "apps.kruise.io/schedule-preferred", "operator": "In", "values": ["true"]}]}}],
+            "patch": {"metadata": {"labels": {"apps.kruise.io/patch-label": "true"}, "annotations": {"apps.kruise.io/patch-annotation": "true"}}}
+        }))
+        .unwrap()
+    }
+
+    fn match_pod_demo() -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"annotations": {"apps.kruise.io/patch-annotation": "true"}, "labels": {"apps.kruise.io/patch-label": "true"}},
+            "spec": {"containers": [], "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchExpressions": [
+                    {"key": "apps.kruise.io/is-test", "operator": "In", "values": ["true"]},
+                    {"key": "apps.kruise.io/is-unit-test", "operator": "In", "values": ["true"]}]}]}}}}
+        }))
+        .unwrap()
+    }
+
+    fn match_node_demo() -> Node {
+        serde_json::from_value(json!({
+            "metadata": {"name": "node", "labels": {"apps.kruise.io/is-test": "true", "apps.kruise.io/is-unit-test": "true",
+                "apps.kruise.io/schedule-required": "true", "apps.kruise.io/schedule-preferred": "true"}},
+            "spec": {"taints": [{"key": "apps.kruise.io/toleration", "value": "true", "effect": "NoSchedule"}]}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn match_subset_table() {
+        // Upstream TestMatchSubset.
+        type Edit = fn(&mut WorkloadSpreadSubset, &mut Node, &mut Pod);
+        let cases: [(&str, Option<i64>, Edit); 5] = [
+            ("match=true, Score=10010", Some(10010), |_, _, _| {}),
+            ("match=true, Score=10000", Some(10000), |_, _, pod| {
+                pod.labels_mut().insert("apps.kruise.io/patch-label".into(), "false".into());
+                pod.annotations_mut().insert("apps.kruise.io/patch-annotation".into(), "false".into());
+            }),
+            ("match=true, Score=10, preferred key not match", Some(10), |_, node, _| {
+                node.labels_mut().insert("apps.kruise.io/schedule-preferred".into(), "false".into());
+            }),
+            ("match=false, Score=-1, required key not match", None, |_, node, _| {
+                node.labels_mut().insert("apps.kruise.io/schedule-required".into(), "false".into());
+            }),
+            ("match=false, Score=-1, toleration key not match", None, |subset, _, _| {
+                subset.tolerations[0].value = Some("false".into());
+            }),
+        ];
+        for (name, want, edit) in cases {
+            let (mut subset, mut node, mut pod) = (match_subset_demo(), match_node_demo(), match_pod_demo());
+            edit(&mut subset, &mut node, &mut pod);
+            assert_eq!(matches_subset(&pod, &node, &subset, 0), want, "{name}");
+        }
+    }
+
+    fn pod_named(name: &str, subset: Option<&str>, phase: &str) -> Pod {
+        let annotations = match subset {
+            Some(subset) => {
+                json!({MATCHED_WORKLOADSPREAD_ANNOTATION: format!(r#"{{"name":"test-ws","subset":"{subset}"}}"#)})
+            }
+            None => json!({}),
+        };
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "default", "annotations": annotations,
+                "creationTimestamp": "2026-01-01T00:00:00Z",
+                "ownerReferences": [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "cloneset-test", "controller": true, "uid": UID}]},
+            "spec": {"containers": [{"name": "nginx"}], "nodeName": "node"},
+            "status": {"phase": phase, "conditions": [{"type": "Ready", "status": if phase == "Running" { "True" } else { "False" }}]}
+        }))
+        .unwrap()
+    }
+
+    fn reconcile_status(
+        spread: &WorkloadSpread,
+        pods: &[Pod],
+        replicas: i32,
+        now: Timestamp,
+    ) -> (WorkloadSpreadStatus, StatusNotes) {
+        let refs: Vec<&Pod> = pods.iter().collect();
+        let grouping = group_pods_by_subset(spread, &refs, replicas, &|_| None);
+        let mut by_subset: BTreeMap<String, Vec<&Pod>> = BTreeMap::new();
+        for (subset, indexes) in grouping.by_subset {
+            by_subset.insert(subset, indexes.iter().map(|i| refs[*i]).collect());
+        }
+        let versioned: VersionedPods<'_> = [(VERSION_IGNORED.to_string(), by_subset)].into();
+        let mut notes = StatusNotes::default();
+        let (status, _) = calculate_status(spread, &versioned, replicas, now, &mut notes).unwrap();
+        (status, notes)
+    }
+
+    #[test]
+    fn workload_spread_reconcile_table() {
+        // Upstream TestWorkloadSpreadReconcile: (name, maxReplicas, replicas, pods, creating,
+        // deleting, want (replicas, missing, creating, deleting)).
+        let now = ts("2026-01-01T00:01:00Z");
+        let recent = time("2026-01-01T00:00:50Z");
+        let stale = time("2026-01-01T00:00:00Z");
+        let running = |n: usize| {
+            (0..n)
+                .map(|i| pod_named(&format!("test-pod-{i}"), Some("subset-a"), "Running"))
+                .collect::<Vec<_>>()
+        };
+        type Case = (
+            &'static str,
+            IntOrString,
+            i32,
+            Vec<Pod>,
+            Vec<(&'static str, Time)>,
+            Vec<(&'static str, Time)>,
+            (i32, i32, usize, usize),
+        );
+        let cases: Vec<Case> = vec![
+            (
+                "one subset, create zero pod, maxReplicas = 5, missingReplicas = 5",
+                IntOrString::Int(5),
+                5,
+                vec![],
+                vec![],
+                vec![],
+                (0, 5, 0, 0),
+            ),
+            (
+                "create one pod, maxReplicas = 5, missingReplicas = 4",
+                IntOrString::Int(5),
+                5,
+                running(1),
+                vec![],
+                vec![],
+                (1, 4, 0, 0),
+            ),
+            (
+                "create one pod, maxReplicas = 100%, missingReplicas = 4",
+                IntOrString::String("100%".into()),
+                5,
+                running(1),
+                vec![],
+                vec![],
+                (1, 4, 0, 0),
+            ),
+            (
+                "create one pod, maxReplicas = 80%, missingReplicas = 3",
+                IntOrString::String("80%".into()),
+                5,
+                running(1),
+                vec![],
+                vec![],
+                (1, 3, 0, 0),
+            ),
+            (
+                "create two pods, one failed but no timeout, maxReplicas = 5, missingReplicas = 3",
+                IntOrString::Int(5),
+                5,
+                running(1),
+                vec![("test-pod-1", recent.clone())],
+                vec![],
+                (1, 3, 1, 0),
+            ),
+            (
+                "create two pod, one failed and timeout, maxReplicas = 5, missingReplicas = 4",
+                IntOrString::Int(5),
+                5,
+                running(1),
+                vec![("test-pod-1", stale.clone())],
+                vec![],
+                (1, 4, 0, 0),
+            ),
+            (
+                "create two pods, two succeed, maxReplicas = 5, missingReplicas = 3",
+                IntOrString::Int(5),
+                5,
+                running(2),
+                vec![("test-pod-0", recent.clone()), ("test-pod-1", recent.clone())],
+                vec![],
+                (2, 3, 0, 0),
+            ),
+            (
+                "create five pods, all succeed, maxReplicas = 5, missingReplicas = 0",
+                IntOrString::Int(5),
+                5,
+                running(5),
+                vec![],
+                vec![],
+                (5, 0, 0, 0),
+            ),
+            (
+                "create five pods, all succeed and remove one, maxReplicas = 5, missingReplicas = 1",
+                IntOrString::Int(5),
+                5,
+                running(4),
+                vec![],
+                vec![("test-pod-4", recent.clone())],
+                (4, 1, 0, 0),
+            ),
+            (
+                "create five pods, all succeed and remove one failed but no timeout, maxReplicas = 5, missingReplicas = 1",
+                IntOrString::Int(5),
+                5,
+                running(5),
+                vec![],
+                vec![("test-pod-4", recent.clone())],
+                (5, 1, 0, 1),
+            ),
+            (
+                "create five pods, all succeed, remove one failed and timeout, maxReplicas = 5, missingReplicas = 0",
+                IntOrString::Int(5),
+                5,
+                running(5),
+                vec![],
+                vec![("test-pod-4", stale.clone())],
+                (5, 0, 0, 0),
+            ),
+        ];
+        for (name, cap, replicas, pods, creating, deleting, want) in cases {
+            let mut spread = spread_demo();
+            spread.spec.subsets[0].max_replicas = Some(cap);
+            let status = &mut spread.status.as_mut().unwrap().subset_statuses[0];
+            status.creating_pods = creating.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+            status.deleting_pods = deleting.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+            let (status, _) = reconcile_status(&spread, &pods, replicas, now);
+            let got = &status.subset_statuses[0];
+            assert_eq!(
+                (got.replicas, got.missing_replicas, got.creating_pods.len(), got.deleting_pods.len()),
+                want,
+                "{name}"
+            );
+            assert_eq!(status.observed_generation, spread.metadata.generation.unwrap_or_default(), "{name}");
+        }
+    }
+
+    #[test]
+    fn delay_reconcile_table() {
+        // Upstream TestDelayReconcile: records not yet timed out ask to be looked at again when
+        // the first one expires.
+        let now = ts("2026-01-01T00:00:10Z");
+        let mut spread = spread_demo();
+        let status = &mut spread.status.as_mut().unwrap().subset_statuses[0];
+        status.creating_pods.insert("test-pod-1".into(), time("2026-01-01T00:00:00Z"));
+        status.deleting_pods.insert("test-pod-0".into(), time("2026-01-01T00:00:05Z"));
+        let pods = vec![pod_named("test-pod-0", Some("subset-a"), "Running")];
+        let (_, notes) = reconcile_status(&spread, &pods, 5, now);
+        assert_eq!(
+            notes.requeue,
+            Some(Duration::from_secs(10)),
+            "the deletion record expires first (15 s after 00:05)"
+        );
+    }
+
+    #[test]
+    fn manage_the_pods_that_were_created_before_workloadspread() {
+        // Upstream TestManagerExistingPods: a pod without a record is adopted into the subset
+        // whose nodes it runs on, with the subset's patch metadata.
+        let mut spread = spread_demo();
+        spread.spec.subsets = vec![match_subset_demo()];
+        spread.spec.subsets[0].preferred_node_selector.clear();
+        let mut other = match_subset_demo();
+        other.name = "subset-b".into();
+        other.required_node_selector = Some(
+            serde_json::from_value(
+                json!({"matchExpressions": [{"key": "zone", "operator": "In", "values": ["b"]}]}),
+            )
+            .unwrap(),
+        );
+        spread.spec.subsets.push(other);
+        let pod = pod_named("old-pod", None, "Running");
+        let refs = vec![&pod];
+        let node = match_node_demo();
+        let grouping =
+            group_pods_by_subset(&spread, &refs, 5, &|name| (name == "node").then(|| node.clone()));
+        assert_eq!(grouping.adopt, vec![(0, 0)]);
+        assert_eq!(grouping.by_subset["subset-a"], vec![0]);
+        let patch = existing_pod_patch(&spread, &spread.spec.subsets[0]);
+        assert_eq!(patch["metadata"]["labels"]["apps.kruise.io/patch-label"], "true");
+        assert_eq!(
+            patch["metadata"]["annotations"][MATCHED_WORKLOADSPREAD_ANNOTATION],
+            r#"{"name":"test-ws","subset":"subset-a"}"#
+        );
+        // A pod on a node no subset fits stays outside.
+        let grouping = group_pods_by_subset(&spread, &refs, 5, &|_| None);
+        assert!(grouping.adopt.is_empty());
+        assert_eq!(grouping.by_subset[FAKE_SUBSET_NAME], vec![0]);
+        // With the ignore annotation only the matched annotation is written.
+        spread.metadata.annotations =
+            Some([(IGNORE_PATCH_EXISTING_PODS_ANNOTATION.to_string(), "true".to_string())].into());
+        let patch = existing_pod_patch(&spread, &spread.spec.subsets[0]);
+        assert!(patch["metadata"].get("labels").is_none());
+    }
+
+    #[test]
+    fn subset_pod_deletion_cost_table() {
+        // Upstream TestSubsetPodDeletionCost: (name, subsets, subset index, maxReplicas, pods
+        // (phase), want costs).
+        type Case = (&'static str, usize, usize, Option<i32>, Vec<&'static str>, Vec<&'static str>);
+        let cases: Vec<Case> = vec![
+            (
+                "pods number == maxReplicas, subsetsLen = 2, subsetIndex = 0, maxReplicas is 3, pods number is 3",
+                2,
+                0,
+                Some(3),
+                vec!["Running"; 3],
+                vec!["200", "200", "200"],
+            ),
+            (
+                "pods number == maxReplicas, subsetsLen = 2, subsetIndex = 1, maxReplicas is 3, pods number is 3",
+                2,
+                1,
+                Some(3),
+                vec!["Running"; 3],
+                vec!["100", "100", "100"],
+            ),
+            (
+                "pods number < maxReplicas, maxReplicas is 3, pods number is 2",
+                1,
+                0,
+                Some(3),
+                vec!["Running"; 2],
+                vec!["100", "100"],
+            ),
+            (
+                "active pods number > maxReplicas, maxReplicas is 1, pods number is 3",
+                1,
+                0,
+                Some(1),
+                vec!["Running"; 3],
+                vec!["100", "-100", "-100"],
+            ),
+            (
+                "maxReplicas is 2, active pods number is 4, (pod-2, pod-4) are unhealthy, pod-3 is failed",
+                1,
+                0,
+                Some(2),
+                vec!["Running", "Running", "Pending", "Failed", "Pending"],
+                vec!["100", "100", "-100", "", "-100"],
+            ),
+        ];
+        for (name, subsets, index, cap, phases, want) in cases {
+            let mut spread = spread_demo();
+            spread.spec.subsets = (0..subsets)
+                .map(|i| WorkloadSpreadSubset {
+                    name: format!("subset-{i}"),
+                    max_replicas: if i == index { cap.map(IntOrString::Int) } else { None },
+                    ..Default::default()
+                })
+                .collect();
+            let mut pods: Vec<Pod> = phases
+                .iter()
+                .enumerate()
+                .map(|(i, phase)| pod_named(&format!("pod-{i}"), None, phase))
+                .collect();
+            // Older pods first in name order: newer pods are deleted first among equals.
+            for (i, pod) in pods.iter_mut().enumerate() {
+                pod.metadata.creation_timestamp = Some(time(&format!("2026-01-01T00:00:0{i}Z")));
+            }
+            let refs: Vec<&Pod> = pods.iter().collect();
+            let by_subset: BTreeMap<String, Vec<&Pod>> = [(format!("subset-{index}"), refs.clone())].into();
+            let costs = deletion_costs(&spread, &by_subset, 5, false);
+            let got: Vec<String> = pods
+                .iter()
+                .map(|pod| {
+                    costs
+                        .iter()
+                        .find(|(p, _)| p.metadata.name == pod.metadata.name)
+                        .map(|(_, c)| c.clone())
+                        .unwrap_or_default()
+                })
+                .collect();
+            assert_eq!(got, want, "{name}");
+        }
+        // Pods outside every subset are deleted first; an old version counts subsets backwards.
+        let mut spread = spread_demo();
+        spread.spec.subsets.push(WorkloadSpreadSubset { name: "subset-b".into(), ..Default::default() });
+        let (a, b, c) = (
+            pod_named("a", None, "Running"),
+            pod_named("b", None, "Running"),
+            pod_named("c", None, "Running"),
+        );
+        let by_subset: BTreeMap<String, Vec<&Pod>> = [
+            ("subset-a".to_string(), vec![&a]),
+            ("subset-b".to_string(), vec![&b]),
+            (FAKE_SUBSET_NAME.to_string(), vec![&c]),
+        ]
+        .into();
+        let costs: Vec<String> =
+            deletion_costs(&spread, &by_subset, 5, true).into_iter().map(|(_, c)| c).collect();
+        assert_eq!(costs, ["100", "200", "-300"]);
+    }
+
+    fn pending_pod(name: &str, unschedulable_since: &str) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"containers": [{"name": "nginx"}]},
+            "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                "lastTransitionTime": unschedulable_since}]}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn reschedule_subset_table() {
+        // Upstream TestRescheduleSubset.
+        let now = ts("2026-01-01T00:10:00Z");
+        let critical = Duration::from_secs(60);
+        let schedulable = |status: &WorkloadSpreadSubsetStatus| {
+            condition(Some(status), WORKLOADSPREAD_SUBSET_SCHEDULABLE).map(|c| c.status.clone())
+        };
+
+        // "create no Pods, subset-a is schedulable"
+        let mut status = WorkloadSpreadSubsetStatus { name: "subset-a".into(), ..Default::default() };
+        let mut notes = StatusNotes::default();
+        assert!(reschedule_subset(critical, &[], &mut status, None, now, &mut notes).is_empty());
+        assert_eq!(schedulable(&status).as_deref(), Some("True"));
+
+        // "create two Pods, two pending, subset-a is unschedulable"
+        let (p1, p2) = (pending_pod("p1", "2026-01-01T00:05:00Z"), pending_pod("p2", "2026-01-01T00:05:00Z"));
+        let mut status = WorkloadSpreadSubsetStatus { name: "subset-a".into(), ..Default::default() };
+        let failed = reschedule_subset(critical, &[&p1, &p2], &mut status, None, now, &mut notes);
+        assert_eq!(failed.len(), 2);
+        assert_eq!(schedulable(&status).as_deref(), Some("False"));
+
+        // A pod that has not waited long enough is kept, and looked at again when it would.
+        let young = pending_pod("p3", "2026-01-01T00:09:30Z");
+        let mut status = WorkloadSpreadSubsetStatus { name: "subset-a".into(), ..Default::default() };
+        let mut notes = StatusNotes::default();
+        assert!(reschedule_subset(critical, &[&young], &mut status, None, now, &mut notes).is_empty());
+        assert_eq!(notes.requeue, Some(Duration::from_secs(30)));
+
+        // "subset-a was unschedulable and not reach up 5 minutes"
+        let old = WorkloadSpreadSubsetStatus {
+            name: "subset-a".into(),
+            conditions: vec![new_condition("False", "PodUnschedulable", ts("2026-01-01T00:07:00Z"))],
+            ..Default::default()
+        };
+        let mut status = WorkloadSpreadSubsetStatus { name: "subset-a".into(), ..Default::default() };
+        let mut notes = StatusNotes::default();
+        reschedule_subset(critical, &[], &mut status, Some(&old), now, &mut notes);
+        assert_eq!(schedulable(&status).as_deref(), Some("False"));
+        assert_eq!(notes.requeue, Some(Duration::from_secs(120)));
+
+        // "subset-a was recovered from unschedulable to schedulable"
+        let old = WorkloadSpreadSubsetStatus {
+            name: "subset-a".into(),
+            conditions: vec![new_condition("False", "PodUnschedulable", ts("2026-01-01T00:04:00Z"))],
+            ..Default::default()
+        };
+        let mut status = WorkloadSpreadSubsetStatus { name: "subset-a".into(), ..Default::default() };
+        let mut notes = StatusNotes::default();
+        reschedule_subset(critical, &[], &mut status, Some(&old), now, &mut notes);
+        assert_eq!(schedulable(&status).as_deref(), Some("True"));
+        assert_eq!(notes.events, vec![StatusEvent::RecoverSchedulable("subset-a".into())]);
+    }
+
+    #[test]
+    fn close_reschedule_strategy_condition_is_null() {
+        // Upstream TestRescheduleSubset "close reschedule strategy, condition is null": without
+        // the Adaptive strategy the Schedulable condition is removed.
+        let mut spread = spread_demo();
+        spread.status.as_mut().unwrap().subset_statuses[0].conditions =
+            vec![new_condition("False", "PodUnschedulable", ts("2026-01-01T00:00:00Z"))];
+        let (status, _) = reconcile_status(&spread, &[], 5, ts("2026-01-01T00:01:00Z"));
+        assert!(status.subset_statuses[0].conditions.is_empty());
+        // With it, the last subset is always schedulable.
+        spread.spec.schedule_strategy.type_ = WorkloadSpreadScheduleStrategyType::Adaptive;
+        spread.spec.schedule_strategy.adaptive =
+            Some(kruise_crds::apps::v1beta1::AdaptiveWorkloadSpreadStrategy {
+                disable_simulation_schedule: false,
+                reschedule_critical_seconds: Some(30),
+            });
+        let (status, _) = reconcile_status(&spread, &[], 5, ts("2026-01-01T00:01:00Z"));
+        assert_eq!(status.subset_statuses[0].conditions[0].status, "True");
+    }
+
+    #[test]
+    fn multi_version_pods_are_counted_per_version() {
+        // Upstream TestWorkloadSpreadReconcile "multiVersion pods".
+        let spread = spread_demo();
+        let (a, b) =
+            (pod_named("a", Some("subset-a"), "Running"), pod_named("b", Some("subset-a"), "Running"));
+        fn by_subset(pod: &Pod) -> BTreeMap<String, Vec<&Pod>> {
+            [("subset-a".to_string(), vec![pod])].into()
+        }
+        let versioned: VersionedPods<'_> =
+            [("v1".to_string(), by_subset(&a)), ("v2".to_string(), by_subset(&b))].into();
+        let mut notes = StatusNotes::default();
+        let (status, _) =
+            calculate_status(&spread, &versioned, 5, ts("2026-01-01T00:00:00Z"), &mut notes).unwrap();
+        assert_eq!(status.subset_statuses[0].replicas, 2);
+        assert_eq!(status.subset_statuses[0].missing_replicas, 3);
+        assert_eq!(status.versioned_subset_statuses["v1"][0].replicas, 1);
+        assert_eq!(status.versioned_subset_statuses["v2"][0].missing_replicas, 4);
+        assert!(
+            !status.versioned_subset_statuses.contains_key(VERSION_IGNORED),
+            "an empty old version is dropped"
+        );
+    }
 }

@@ -121,7 +121,9 @@ fn main() -> ExitCode {
         },
         Scenario {
             name: "workloadspread::invalid_workloadspreads_are_refused_with_field_paths",
-            run: |scene| Box::pin(workloadspread::invalid_workloadspreads_are_refused_with_field_paths(scene)),
+            run: |scene| {
+                Box::pin(workloadspread::invalid_workloadspreads_are_refused_with_field_paths(scene))
+            },
         },
         Scenario {
             name: "ephemeraljob::runs_on_replicas_and_succeeds",

@@ -35,7 +35,11 @@ const COST: &str = "controller.kubernetes.io/pod-deletion-cost";
 
 fn dynamic_api(kit: &Kit, version: &str) -> Api<DynamicObject> {
     let gvk = GroupVersionKind::gvk("apps.kruise.io", version, "WorkloadSpread");
-    Api::namespaced_with(kit.client.clone(), "default", &ApiResource::from_gvk_with_plural(&gvk, "workloadspreads"))
+    Api::namespaced_with(
+        kit.client.clone(),
+        "default",
+        &ApiResource::from_gvk_with_plural(&gvk, "workloadspreads"),
+    )
 }
 
 async fn start(scene: &Scene) -> Kit {
@@ -149,17 +153,18 @@ pub async fn spreads_a_cloneset_over_two_zones(scene: Scene) -> Result<(), Skip>
     beta.create(&PostParams::default(), &spread).await.unwrap();
     kit.create(cloneset("web", 5, "nginx:1.25", json!({}))).await.unwrap();
 
-    let (pods, spread) = wait_for(&kit, "5 ready pods, 2 in zone-a and 3 in zone-b, counted in the status", |pods, spread| {
-        let counts = subset_counts(pods);
-        pods.len() == 5
-            && pods.iter().all(is_ready)
-            && counts.get("zone-a") == Some(&2)
-            && counts.get("zone-b") == Some(&3)
-            && subset_status(spread, 0) == Some(("zone-a".into(), 2, 0, 0, 0))
-            && subset_status(spread, 1) == Some(("zone-b".into(), 3, -1, 0, 0))
-            && pods.iter().all(|pod| pod.annotations().contains_key(COST))
-    })
-    .await;
+    let (pods, spread) =
+        wait_for(&kit, "5 ready pods, 2 in zone-a and 3 in zone-b, counted in the status", |pods, spread| {
+            let counts = subset_counts(pods);
+            pods.len() == 5
+                && pods.iter().all(is_ready)
+                && counts.get("zone-a") == Some(&2)
+                && counts.get("zone-b") == Some(&3)
+                && subset_status(spread, 0) == Some(("zone-a".into(), 2, 0, 0, 0))
+                && subset_status(spread, 1) == Some(("zone-b".into(), 3, -1, 0, 0))
+                && pods.iter().all(|pod| pod.annotations().contains_key(COST))
+        })
+        .await;
     assert_eq!(
         spread.status.as_ref().unwrap().observed_generation,
         spread.metadata.generation.unwrap(),
@@ -175,20 +180,24 @@ pub async fn spreads_a_cloneset_over_two_zones(scene: Scene) -> Result<(), Skip>
         let want = if subset == "zone-a" { "200" } else { "100" };
         assert_eq!(cost, want, "{}: zone-a pods cost more to delete", pod.name_any());
     }
-    let zone_a: Vec<String> =
-        pods.iter().filter(|pod| subset_of(pod).as_deref() == Some("zone-a")).map(|pod| pod.name_any()).collect();
+    let zone_a: Vec<String> = pods
+        .iter()
+        .filter(|pod| subset_of(pod).as_deref() == Some("zone-a"))
+        .map(|pod| pod.name_any())
+        .collect();
 
     // Scale in: the zone-b pods go, the zone-a pods stay.
     kit.patch("web", json!({"spec": {"replicas": 2}})).await.unwrap();
-    let (pods, _) = wait_for(&kit, "2 pods left, both in zone-a, and the status counting them", |pods, spread| {
-        pods.len() == 2
-            && subset_counts(pods).get("zone-a") == Some(&2)
-            && subset_status(spread, 0) == Some(("zone-a".into(), 2, 0, 0, 0))
-            && subset_status(spread, 1).is_some_and(|(_, replicas, missing, creating, _)| {
-                replicas == 0 && missing == -1 && creating == 0
-            })
-    })
-    .await;
+    let (pods, _) =
+        wait_for(&kit, "2 pods left, both in zone-a, and the status counting them", |pods, spread| {
+            pods.len() == 2
+                && subset_counts(pods).get("zone-a") == Some(&2)
+                && subset_status(spread, 0) == Some(("zone-a".into(), 2, 0, 0, 0))
+                && subset_status(spread, 1).is_some_and(|(_, replicas, missing, creating, _)| {
+                    replicas == 0 && missing == -1 && creating == 0
+                })
+        })
+        .await;
     let mut left: Vec<String> = pods.iter().map(|pod| pod.name_any()).collect();
     left.sort();
     let mut kept = zone_a.clone();
@@ -218,7 +227,11 @@ async fn refused(api: &Api<DynamicObject>, manifest: Value, fields: &[&str]) {
             let named: Vec<String> =
                 status.details.iter().flat_map(|d| d.causes.iter()).map(|c| c.field.clone()).collect();
             for field in fields {
-                assert!(named.iter().any(|f| f == field), "{field} not named in {named:?}: {}", status.message);
+                assert!(
+                    named.iter().any(|f| f == field),
+                    "{field} not named in {named:?}: {}",
+                    status.message
+                );
             }
         }
         other => panic!("{} was not refused: {other:?}", manifest["metadata"]["name"]),
