@@ -827,8 +827,8 @@ fn set_condition(status: &mut WorkloadSpreadSubsetStatus, mut condition: Conditi
     status.conditions.push(condition);
 }
 
-/// Whether a pending, unscheduled pod has waited longer than `critical` (upstream
-/// `GetTimeBeforePendingTimeout`), and otherwise how long it has left.
+/// Whether a pod the scheduler found no node for was created longer than `critical` ago
+/// (upstream `GetTimeBeforePendingTimeout`), and otherwise how long it has left.
 pub fn pending_timeout(pod: &Pod, critical: Duration, now: Timestamp) -> (bool, Option<Duration>) {
     if pod.metadata.deletion_timestamp.is_some() {
         return (false, None);
@@ -840,17 +840,16 @@ pub fn pending_timeout(pod: &Pod, critical: Duration, now: Timestamp) -> (bool, 
     if !node_name(pod).is_empty() {
         return (false, None);
     }
-    let unschedulable_since = status
-        .and_then(|status| status.conditions.as_ref())
-        .into_iter()
-        .flatten()
-        .find(|condition| {
+    let unschedulable =
+        status.and_then(|status| status.conditions.as_ref()).into_iter().flatten().any(|condition| {
             condition.type_ == "PodScheduled"
                 && condition.status == "False"
                 && condition.reason.as_deref() == Some("Unschedulable")
-        })
-        .and_then(|condition| condition.last_transition_time.clone());
-    let Some(since) = unschedulable_since else { return (false, None) };
+        });
+    // Upstream counts from the pod's creation, not from the scheduler's verdict.
+    let Some(since) = pod.metadata.creation_timestamp.clone().filter(|_| unschedulable) else {
+        return (false, None);
+    };
     if over(&since, critical, now) { (true, None) } else { (false, Some(remaining(&since, critical, now))) }
 }
 
@@ -2073,12 +2072,12 @@ mod tests {
         assert_eq!(costs, ["100", "200", "-300"]);
     }
 
-    fn pending_pod(name: &str, unschedulable_since: &str) -> Pod {
+    fn pending_pod(name: &str, created: &str) -> Pod {
         serde_json::from_value(json!({
-            "metadata": {"name": name, "namespace": "default"},
+            "metadata": {"name": name, "namespace": "default", "creationTimestamp": created},
             "spec": {"containers": [{"name": "nginx"}]},
             "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
-                "lastTransitionTime": unschedulable_since}]}
+                "lastTransitionTime": created}]}
         }))
         .unwrap()
     }
