@@ -92,14 +92,14 @@ fn pod_changed(event: &CacheEvent<Pod>, queue: &WorkQueue) {
 /// The WorkloadSpread of a namespace that targets the workload (group, kind, name), or the
 /// owning Deployment of a ReplicaSet (upstream `getWorkloadSpreadForWorkload`).
 fn spread_for_workload(
-    spreads: &Informer<WorkloadSpread>,
+    spreads: &[Arc<WorkloadSpread>],
     namespace: &str,
     group: &str,
     kind: &str,
     name: &str,
     owner: Option<(&str, &str, &str)>,
 ) -> Option<String> {
-    spreads.state().into_iter().find_map(|spread| {
+    spreads.iter().find_map(|spread| {
         if spread.namespace().as_deref() != Some(namespace) || spread.metadata.deletion_timestamp.is_some() {
             return None;
         }
@@ -149,7 +149,7 @@ fn watch_workload<K>(
         let owner =
             owner.map(|owner| (api_group(&owner.api_version), owner.kind.as_str(), owner.name.as_str()));
         if let Some(name) = spread_for_workload(
-            &spreads,
+            &spreads.state(),
             meta.namespace.as_deref().unwrap_or_default(),
             group,
             kind,
@@ -678,6 +678,91 @@ mod tests {
         .unwrap();
         assert_eq!(replicas_of(&object, &spread, &tfjob, &custom), 3, "custom workload");
         assert_eq!(replicas_of(&object, &spread, &tfjob, &none), 0, "custom workload not whitelisted");
+    }
+
+    fn spread(
+        name: &str,
+        api_version: &str,
+        kind: &str,
+        target: &str,
+        deleting: bool,
+    ) -> Arc<WorkloadSpread> {
+        let mut metadata = json!({"name": name, "namespace": "default"});
+        if deleting {
+            metadata["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
+        }
+        Arc::new(
+            serde_json::from_value(json!({"metadata": metadata, "spec": {
+                "targetRef": {"apiVersion": api_version, "kind": kind, "name": target}, "subsets": []}}))
+            .unwrap(),
+        )
+    }
+
+    #[test]
+    fn get_workloadspread_for_workload_table() {
+        // Upstream TestGetWorkloadSpreadFor{CloneSet,Deployment,Job,ReplicaSet,StatefulSet,
+        // AdvancedStatefulSet}.
+        type Workload<'a> = (&'a str, &'a str, &'a str);
+        type Case<'a> =
+            (&'a str, Vec<Arc<WorkloadSpread>>, Workload<'a>, Option<Workload<'a>>, Option<&'a str>);
+        let cases: Vec<Case<'_>> = vec![
+            (
+                "no matched WorkloadSpread",
+                vec![spread("ws-1", "apps.kruise.io/v1alpha1", "CloneSet", "other", false)],
+                ("apps.kruise.io", "CloneSet", "cs"),
+                None,
+                None,
+            ),
+            (
+                "deletionTimestamp is not nil, no matched WorkloadSpread",
+                vec![spread("ws-1", "apps.kruise.io/v1alpha1", "CloneSet", "cs", true)],
+                ("apps.kruise.io", "CloneSet", "cs"),
+                None,
+                None,
+            ),
+            (
+                "matched WorkloadSpread ws-1",
+                vec![spread("ws-1", "apps.kruise.io/v1alpha1", "CloneSet", "cs", false)],
+                ("apps.kruise.io", "CloneSet", "cs"),
+                None,
+                Some("default/ws-1"),
+            ),
+            (
+                "different version, matched WorkloadSpread ws-1",
+                vec![spread("ws-1", "apps.kruise.io/v1beta1", "CloneSet", "cs", false)],
+                ("apps.kruise.io", "CloneSet", "cs"),
+                None,
+                Some("default/ws-1"),
+            ),
+            (
+                "job: matched WorkloadSpread ws-1",
+                vec![spread("ws-1", "batch/v1", "Job", "job", false)],
+                ("batch", "Job", "job"),
+                None,
+                Some("default/ws-1"),
+            ),
+            (
+                "replicaset of a targeted deployment: matched WorkloadSpread ws-1",
+                vec![spread("ws-1", "apps/v1", "Deployment", "dep", false)],
+                ("apps", "ReplicaSet", "dep-7b5c"),
+                Some(("apps", "Deployment", "dep")),
+                Some("default/ws-1"),
+            ),
+            (
+                "advanced statefulset is not a built-in one",
+                vec![spread("ws-1", "apps/v1", "StatefulSet", "sts", false)],
+                ("apps.kruise.io", "StatefulSet", "sts"),
+                None,
+                None,
+            ),
+        ];
+        for (name, spreads, (group, kind, workload), owner, want) in cases {
+            assert_eq!(
+                spread_for_workload(&spreads, "default", group, kind, workload, owner).as_deref(),
+                want,
+                "{name}"
+            );
+        }
     }
 
     #[test]
