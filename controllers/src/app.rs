@@ -234,6 +234,13 @@ const CONTROLLERS: &[Entry] = &[
             Box::pin(crate::podunavailablebudget::run(caches, metrics, synced))
         },
     },
+    Entry {
+        readiness_check: "workloadspread-caches",
+        enabled: |gates| gates.enabled(Gate::WorkloadSpread),
+        start: |caches, metrics, options, synced| {
+            Box::pin(crate::workloadspread::run(caches, metrics, options.manager_namespace(), synced))
+        },
+    },
 ];
 
 /// The controllers the feature gates enable, each marking its readiness check

@@ -29,6 +29,8 @@
 //!   is scheduled back there (with the pod webhook), and auto-generates PersistentPodStates.
 //! - [`podunavailablebudget`]: PodUnavailableBudget status, and the guard the pod webhook and
 //!   CloneSet in-place updates consult before a disruption.
+//! - [`workloadspread`]: spreads a workload's pods over subsets of nodes with a cap per subset
+//!   (with the pod webhook), keeping the status and pod deletion costs.
 
 pub mod advancedcronjob;
 pub mod app;
@@ -58,6 +60,7 @@ pub mod statefulset;
 pub mod uniteddeployment;
 pub mod webhook;
 pub mod workload;
+pub mod workloadspread;
 
 #[cfg(test)]
 mod revision_fixtures;

@@ -269,6 +269,7 @@ fn webhook_config(bind: SocketAddr, gates: &FeatureGates) -> WebhookConfig {
             update: gates.enabled(Gate::PodUnavailableBudgetUpdateGate),
             vertical_scaling: gates.enabled(Gate::InPlacePodVerticalScaling),
         },
+        workloadspread_gate: gates.enabled(Gate::WorkloadSpread),
         ..Default::default()
     }
 }

@@ -72,6 +72,7 @@ pub(crate) fn webhook_config(args: &ManagerArgs) -> WebhookConfig {
             update: args.feature_gates.enabled(Gate::PodUnavailableBudgetUpdateGate),
             vertical_scaling: args.feature_gates.enabled(Gate::InPlacePodVerticalScaling),
         },
+        workloadspread_gate: args.feature_gates.enabled(Gate::WorkloadSpread),
         crd_cascading_deletion_protection: args
             .feature_gates
             .enabled(Gate::DeletionProtectionForCRDCascadingGate),

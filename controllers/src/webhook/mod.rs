@@ -23,15 +23,20 @@
 //!   ([`uniteddeployment`]): UnitedDeployment defaults and validation (both versions);
 //! - `/validate-apps-kruise-io-persistentpodstate` ([`persistentpodstate`]): PersistentPodState
 //!   validation, including the one-per-workload rule;
-//! - `/mutate-pod` ([`pod`]): the `KruisePodReady` readiness gate on Kruise-owned pods, and
-//!   the `pub.kruise.io/related-pub` annotation ([`pod_unavailable_budget`]) and the other pod
+//! - `/mutate-pod` ([`pod`]): the `KruisePodReady` readiness gate on Kruise-owned pods, the
+//!   WorkloadSpread subset of pods of a spread workload ([`workloadspread`]), the
+//!   `pub.kruise.io/related-pub` annotation ([`pod_unavailable_budget`]) and the other pod
 //!   mutations, such as [`pod_persistentpodstate`];
-//! - `/validate-pod` ([`pod_unavailable_budget`]): evictions, deletions and in-place updates
-//!   that would break a PodUnavailableBudget are refused;
+//! - `/validate-pod` (`vpod.kb.io`, `vpodeviction.kb.io`): the WorkloadSpread `deletingPods`
+//!   bookkeeping of deletions and evictions ([`workloadspread`]), then the PodUnavailableBudget
+//!   guard: evictions, deletions and in-place updates that would break a budget are refused
+//!   ([`pod_unavailable_budget`]);
 //! - `/validate-policy-kruise-io-podunavailablebudget` ([`podunavailablebudget`]):
 //!   PodUnavailableBudget validation, including conflicts with the namespace's other budgets;
 //! - `/validate-apps-kruise-io-nodepodprobe` ([`nodepodprobe`]): NodePodProbe validation (not in
 //!   upstream, which has no webhook for it);
+//! - `/validate-apps-kruise-io-workloadspread` ([`workloadspread`]): WorkloadSpread
+//!   validation (refused while the `WorkloadSpread` gate is off);
 //! - `/validate-namespace`, `/validate-customresourcedefinition`, `/validate-apps-deployment`,
 //!   `/validate-apps-replicaset`, `/validate-apps-statefulset`, `/validate-service` and
 //!   `/validate-ingress` ([`deletion_protection`]): `policy.kruise.io/delete-protection` on the
@@ -76,6 +81,7 @@ mod server;
 pub mod sidecarset;
 pub mod statefulset;
 pub mod uniteddeployment;
+pub mod workloadspread;
 
 use std::{
     net::{IpAddr, SocketAddr},
@@ -137,6 +143,8 @@ pub const PERSISTENTPODSTATE_VALIDATING_PATH: &str = "/validate-apps-kruise-io-p
 pub const POD_VALIDATING_PATH: &str = "/validate-pod";
 /// Path of the PodUnavailableBudget validating webhook (both versions).
 pub const PODUNAVAILABLEBUDGET_VALIDATING_PATH: &str = "/validate-policy-kruise-io-podunavailablebudget";
+/// Path of the WorkloadSpread validating webhook.
+pub const WORKLOADSPREAD_VALIDATING_PATH: &str = "/validate-apps-kruise-io-workloadspread";
 /// Path of the pod mutating webhook.
 pub const POD_MUTATING_PATH: &str = "/mutate-pod";
 /// Path of the PodProbeMarker validating webhook.
@@ -241,6 +249,9 @@ pub struct WebhookConfig {
     /// `PodUnavailableBudgetUpdateGate`, off; `InPlacePodVerticalScaling`, off), which decide
     /// what the pod webhook guards and whether budgets are admitted at all.
     pub pod_unavailable_budget: pod_unavailable_budget::PubGates,
+    /// Spread pods of WorkloadSpread targets and admit WorkloadSpread writes (upstream feature
+    /// gate `WorkloadSpread`, on by default).
+    pub workloadspread_gate: bool,
 }
 
 impl Default for WebhookConfig {
@@ -270,6 +281,7 @@ impl Default for WebhookConfig {
                 update: false,
                 vertical_scaling: false,
             },
+            workloadspread_gate: true,
         }
     }
 }

@@ -28,7 +28,8 @@ use kube::core::{
 use serde_json::{Value, json};
 
 use super::admission::{allowed, decode, errored, object_value, patched};
-use crate::sidecarset::inject_sidecars;
+use super::workloadspread::SpreadAssignment;
+use crate::{sidecarset::inject_sidecars, workloadspread::core::inject_into_pod};
 
 /// The pod webhook's knobs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -59,12 +60,14 @@ pub struct SidecarContext {
     pub related_pub: Option<String>,
 }
 
-/// The pod webhook: on CREATE, the readiness gate and the launch-priority barriers when the
-/// pod needs them.
+/// The pod webhook: on CREATE, the readiness gate, the WorkloadSpread subset (`spread`, chosen
+/// and recorded beforehand by [`super::workloadspread::assign_pod`]), the SidecarSets and the
+/// launch-priority barriers when the pod needs them.
 pub fn mutate(
     request: &AdmissionRequest<DynamicObject>,
     options: PodMutationOptions,
     sidecars: &SidecarContext,
+    spread: Option<&SpreadAssignment>,
 ) -> AdmissionResponse {
     if request.operation != Operation::Create {
         return allowed(request);
@@ -83,6 +86,15 @@ pub fn mutate(
     }
     let is_pod =
         request.resource.resource == "pods" && request.sub_resource.as_deref().unwrap_or("").is_empty();
+    if let Some(spread) = spread.filter(|_| is_pod) {
+        match inject_into_pod(&spread.spread, &mut mutated, &spread.subset, &spread.generated_uid) {
+            Ok(true) => {
+                tracing::debug!(namespace = ?request.namespace, name = %request.name, subset = %spread.subset, "placed the pod in a WorkloadSpread subset");
+            }
+            Ok(false) => {}
+            Err(message) => return errored(request, 500, &message),
+        }
+    }
     if is_pod {
         match inject_sidecarsets(&mut mutated, request.namespace.as_deref(), sidecars, options) {
             Ok(true) => {
@@ -357,18 +369,23 @@ mod tests {
             mutate(
                 &review("CREATE", owned.clone()),
                 PodMutationOptions::default(),
-                &SidecarContext::default()
+                &SidecarContext::default(),
+                None
             )
             .patch
             .is_some()
         );
         assert!(
-            mutate(&review("UPDATE", owned), PodMutationOptions::default(), &SidecarContext::default())
+            mutate(&review("UPDATE", owned), PodMutationOptions::default(), &SidecarContext::default(), None)
                 .patch
                 .is_none()
         );
-        let missing =
-            mutate(&review("CREATE", Value::Null), PodMutationOptions::default(), &SidecarContext::default());
+        let missing = mutate(
+            &review("CREATE", Value::Null),
+            PodMutationOptions::default(),
+            &SidecarContext::default(),
+            None,
+        );
         assert_eq!(missing.result.code, 400);
     }
 
@@ -452,7 +469,7 @@ mod tests {
             }
         });
         let request = parse_review(body.to_string().as_bytes()).unwrap();
-        let response = mutate(&request, PodMutationOptions::default(), &SidecarContext::default());
+        let response = mutate(&request, PodMutationOptions::default(), &SidecarContext::default(), None);
         let patch: json_patch::Patch = serde_json::from_slice(&response.patch.unwrap()).unwrap();
         let mut pod = body["request"]["object"].clone();
         json_patch::patch(&mut pod, &patch.0).unwrap();

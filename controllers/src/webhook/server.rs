@@ -55,7 +55,7 @@ use super::{
     pod_persistentpodstate::PersistentPodStateContext,
     pod_unavailable_budget,
     sidecarset::{self, SidecarSetAdmission, SidecarSetLookups},
-    statefulset,
+    statefulset, workloadspread,
 };
 use crate::{
     ControllerError,
@@ -158,6 +158,8 @@ struct HandlerState {
     pub_gates: pod_unavailable_budget::PubGates,
     /// Spends budgets' disruptions for the pod webhook.
     pub_guard: crate::podunavailablebudget::admit::Guard,
+    /// Upstream's `WorkloadSpread` gate: pods are spread and WorkloadSpread writes admitted.
+    workloadspread_gate: bool,
 }
 
 /// The routes: the three admission webhooks and `/convert`.
@@ -216,6 +218,7 @@ fn router(state: HandlerState) -> Router {
         .route(super::PERSISTENTPODSTATE_VALIDATING_PATH, post(validate_persistentpodstate))
         .route(super::POD_VALIDATING_PATH, post(validate_pod))
         .route(super::PODUNAVAILABLEBUDGET_VALIDATING_PATH, post(validate_podunavailablebudget))
+        .route(super::WORKLOADSPREAD_VALIDATING_PATH, post(validate_workloadspread))
         .route(super::DEPLOYMENT_VALIDATING_PATH, post(|state, body| protect(state, Target::Workload, body)))
         .route(super::REPLICASET_VALIDATING_PATH, post(|state, body| protect(state, Target::Workload, body)))
         .route(
@@ -420,15 +423,19 @@ async fn validate_podprobemarker(body: Bytes) -> Json<Value> {
     })
 }
 
-/// `/validate-pod`: the PodUnavailableBudget guard of pod updates, deletions and evictions.
+/// `/validate-pod`, in upstream's order: the WorkloadSpread bookkeeping of pod deletions and
+/// evictions first, then the PodUnavailableBudget guard of updates, deletions and evictions.
 async fn validate_pod(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
-    Json(match parse_review(&body) {
-        Ok(request) => into_review(
-            pod_unavailable_budget::validate(&request, state.pub_gates, &state.client, &state.pub_guard)
-                .await,
-        ),
-        Err(response) => into_review(*response),
-    })
+    let request = match parse_review(&body) {
+        Ok(request) => request,
+        Err(response) => return Json(into_review(*response)),
+    };
+    if let Err(message) = record_spread_deletion(&state, &request).await {
+        return Json(into_review(super::admission::errored(&request, 500, &message)));
+    }
+    Json(into_review(
+        pod_unavailable_budget::validate(&request, state.pub_gates, &state.client, &state.pub_guard).await,
+    ))
 }
 
 /// PodUnavailableBudget validation, with the other budgets of the namespace read live.
@@ -668,7 +675,80 @@ async fn mutate_pod(State(state): State<HandlerState>, body: Bytes) -> Json<Valu
         // As upstream, a failed lookup leaves the annotation to the PUB controller.
         Err(message) => tracing::warn!(%message, "looking up the PodUnavailableBudget of a new pod"),
     }
-    Json(into_review(pod::mutate(&request, state.pods, &sidecars)))
+    let spread = match spread_pod(&state, &request).await {
+        Ok(spread) => spread,
+        Err(message) => return Json(into_review(super::admission::errored(&request, 500, &message))),
+    };
+    Json(into_review(pod::mutate(&request, state.pods, &sidecars, spread.as_ref())))
+}
+
+/// The WorkloadSpread subset of a pod being created (not on dry runs, as upstream).
+async fn spread_pod(
+    state: &HandlerState,
+    request: &AdmissionRequest<DynamicObject>,
+) -> Result<Option<workloadspread::SpreadAssignment>, String> {
+    let is_pod =
+        request.resource.resource == "pods" && request.sub_resource.as_deref().unwrap_or("").is_empty();
+    if !state.workloadspread_gate
+        || request.operation != kube::core::admission::Operation::Create
+        || !is_pod
+        || request.dry_run
+    {
+        return Ok(None);
+    }
+    let Some(raw) =
+        super::admission::object_value(request.object.as_ref()).map_err(|error| error.to_string())?
+    else {
+        return Ok(None);
+    };
+    let pod: Pod = super::admission::decode("Pod", &raw)?;
+    let namespace = pod
+        .metadata
+        .namespace
+        .clone()
+        .or_else(|| request.namespace.clone())
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or_else(|| "default".into());
+    workloadspread::assign_pod(&state.client, &namespace, &pod, &state.namespace).await
+}
+
+async fn validate_workloadspread(State(state): State<HandlerState>, body: Bytes) -> Json<Value> {
+    let request = match parse_review(&body) {
+        Ok(request) => request,
+        Err(response) => return Json(into_review(*response)),
+    };
+    let namespace = request.namespace.clone().unwrap_or_default();
+    let others = if state.workloadspread_gate
+        && matches!(
+            request.operation,
+            kube::core::admission::Operation::Create | kube::core::admission::Operation::Update
+        ) {
+        match workloadspread::list_spreads(&state.client, &namespace).await {
+            Ok(others) => others,
+            Err(message) => return Json(into_review(super::admission::errored(&request, 500, &message))),
+        }
+    } else {
+        Vec::new()
+    };
+    let custom = workloadspread::custom_workloads(&state.client, &state.namespace).await;
+    Json(into_review(workloadspread::validate(&request, state.workloadspread_gate, &others, &custom)))
+}
+
+/// The WorkloadSpread bookkeeping of a pod deletion or eviction (`deletingPods`); nothing to do
+/// for other requests or while the `WorkloadSpread` gate is off.
+async fn record_spread_deletion(
+    state: &HandlerState,
+    request: &AdmissionRequest<DynamicObject>,
+) -> Result<(), String> {
+    if !state.workloadspread_gate {
+        return Ok(());
+    }
+    match workloadspread::pod_for_validation(&state.client, request).await? {
+        Some((pod, operation)) => {
+            workloadspread::record_pod_deletion(&state.client, &pod, operation, &state.namespace).await
+        }
+        None => Ok(()),
+    }
 }
 
 /// The SidecarSets (from the watch cache; listed from the API until the cache has synced)
@@ -787,6 +867,7 @@ impl WebhookServer {
                 config.pod_unavailable_budget.vertical_scaling,
             )
             .with_events("kruise-manager"),
+            workloadspread_gate: config.workloadspread_gate,
         };
         tracing::info!(address = %local_addr, ?target, "webhook server listening");
         let serve = tokio::spawn(serve(listener, router(handlers), tls, cancel.clone()));

@@ -264,7 +264,21 @@ impl Api {
         let name = objects::name(&object).unwrap_or_default().to_string();
         let request =
             self.admission_request(def, version, namespace, &name, "", Operation::Create, options.dry_run);
+        let before_webhooks = is_pod(def).then(|| object.clone());
         warnings.extend(self.admission.mutate(&request, &mut object, None).await?.warnings);
+        // kube-apiserver re-invokes its own mutating plugins when a webhook changed the object:
+        // a pod whose priorityClassName a webhook changed (dropping `priority`) gets the new
+        // class's priority.
+        if before_webhooks.is_some_and(|before| before != object)
+            && let Err(error) = pod_admission::admit_priority_from(&self.store, &mut object)
+        {
+            return Err(ApiError::forbidden(
+                "",
+                "pods",
+                objects::name(&object).unwrap_or_default(),
+                error.to_string(),
+            ));
+        }
         self.validate(def, version, &object, None, None)?;
         warnings.extend(self.admission.validate(&request, Some(&object), None).await?.warnings);
         if name.is_empty() {

@@ -20,9 +20,18 @@ const FIELD_MANAGER: &str = "replicaset-controller";
 /// Most pods made or removed per ReplicaSet in one pass (kube-controller-manager's burst is 500).
 const BURST: usize = 500;
 
+/// The pod's `controller.kubernetes.io/pod-deletion-cost` (0 when absent or not an int32, as
+/// kube-controller-manager reads it).
+fn deletion_cost(pod: &Value) -> i32 {
+    pod.pointer("/metadata/annotations/controller.kubernetes.io~1pod-deletion-cost")
+        .and_then(Value::as_str)
+        .and_then(|value| value.parse::<i32>().ok())
+        .unwrap_or(0)
+}
+
 /// The names of the `surplus` pods to remove first (pure): pods not yet on a node, then
-/// pending, then not ready, then the most recently created, as kube-controller-manager ranks
-/// them for a scale-down.
+/// pending, then not ready, then the lowest `controller.kubernetes.io/pod-deletion-cost`, then
+/// the most recently created, as kube-controller-manager ranks them for a scale-down.
 pub fn pods_to_remove(pods: &[&Value], surplus: usize) -> Vec<String> {
     let mut ranked: Vec<&Value> = pods.to_vec();
     ranked.sort_by_key(|pod| {
@@ -33,7 +42,7 @@ pub fn pods_to_remove(pods: &[&Value], surplus: usize) -> Vec<String> {
             _ => 2,
         };
         let created = objects::meta_str(pod, "creationTimestamp").unwrap_or_default().to_string();
-        (scheduled, phase_rank, workload::is_pod_ready(pod), Reverse(created))
+        (scheduled, phase_rank, workload::is_pod_ready(pod), deletion_cost(pod), Reverse(created))
     });
     ranked.into_iter().take(surplus).filter_map(|pod| objects::name(pod).map(str::to_string)).collect()
 }
@@ -124,5 +133,19 @@ mod tests {
         for (surplus, expected) in cases {
             assert_eq!(pods_to_remove(&all, surplus), expected, "surplus {surplus}");
         }
+    }
+
+    #[test]
+    fn a_lower_deletion_cost_goes_first_among_ready_pods() {
+        let mut cheap = pod("cheap-old", Some("n1"), "Running", true, "2026-12-03T09:00:00Z");
+        cheap["metadata"]["annotations"] = json!({"controller.kubernetes.io/pod-deletion-cost": "100"});
+        let mut dear = pod("dear-new", Some("n1"), "Running", true, "2026-12-03T11:00:00Z");
+        dear["metadata"]["annotations"] = json!({"controller.kubernetes.io/pod-deletion-cost": "200"});
+        let plain = pod("plain", Some("n1"), "Running", true, "2026-12-03T10:00:00Z");
+        let not_ready = pod("not-ready", Some("n1"), "Running", false, "2026-12-03T10:00:00Z");
+        assert_eq!(
+            pods_to_remove(&[&dear, &cheap, &plain, &not_ready], 3),
+            ["not-ready", "plain", "cheap-old"]
+        );
     }
 }

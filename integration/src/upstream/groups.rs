@@ -124,8 +124,8 @@ pub const GROUPS: &[Group] = &[
         ],
         false,
     ),
-    group("workloadspread-v1alpha1", "WorkloadSpread", &["apps/v1alpha1/workloadspread.go"], false),
-    group("workloadspread-v1beta1", "WorkloadSpread", &["apps/v1beta1/workloadspread.go"], false),
+    group("workloadspread-v1alpha1", "WorkloadSpread", &["apps/v1alpha1/workloadspread.go"], true),
+    group("workloadspread-v1beta1", "WorkloadSpread", &["apps/v1beta1/workloadspread.go"], true),
     group(
         "persistentpodstate-v1alpha1",
         "PersistentPodState",

@@ -37,6 +37,26 @@ pub struct KruiseUp {
     supervisor: Supervisor,
 }
 
+/// The key of the WorkloadSpread whitelist in `kruise-configuration`.
+const WS_WHITELIST_KEY: &str = "WorkloadSpread_Watch_Custom_Workload_WhiteList";
+/// Upstream's `test/kruise-e2e-config.yaml` whitelist, as written there.
+const WS_WHITELIST: &str = r#"{
+  "workloads": [
+    {
+      "Group": "kubeflow.org",
+      "Version": "v1",
+      "Kind": "TFJob",
+      "ReplicasPath": "spec.tfReplicaSpecs.MASTER.replicas"
+    },
+    {
+      "Group": "apps.kruise.io",
+      "Version": "v1alpha1",
+      "Kind": "DaemonSet"
+    }
+  ]
+}
+"#;
+
 impl KruiseUp {
     /// Starts `binary up` and waits (up to 3 minutes) until it has written its endpoints, which
     /// it does once nodes, manager, daemons and the service API are up.
@@ -86,6 +106,10 @@ impl KruiseUp {
             up.keep_artifacts();
             return Err(error);
         }
+        if let Err(error) = up.install_e2e_config().await {
+            up.keep_artifacts();
+            return Err(error);
+        }
         Ok(up)
     }
 
@@ -114,6 +138,62 @@ impl KruiseUp {
             }
         }
         Ok(())
+    }
+
+    /// The rest of what upstream's CI installs (`ENABLE_E2E_CONFIG=true make install-kruise` and
+    /// `tools/hack/run-kruise-e2e-test.sh`): `kruise-system/kruise-configuration` with the
+    /// WorkloadSpread custom-workload whitelist of `test/kruise-e2e-config.yaml` (Kubeflow's
+    /// TFJob and Advanced DaemonSet), and a `tfjobs.kubeflow.org` CRD (upstream applies
+    /// Kubeflow's; this one keeps every field, which is all the specs need: they create TFJobs
+    /// and their pods themselves).
+    async fn install_e2e_config(&self) -> Result<(), HarnessError> {
+        use k8s_openapi::{
+            api::core::v1::{ConfigMap, Namespace},
+            apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+        };
+        use kube::api::{Api, Patch, PatchParams, PostParams};
+        let client = crate::real::client_from_kubeconfig(&self.kubeconfig).await?;
+        let namespace: Namespace =
+            serde_json::from_value(serde_json::json!({"metadata": {"name": "kruise-system"}}))
+                .map_err(|error| HarnessError::Kube(kube::Error::SerdeError(error)))?;
+        match Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &namespace).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            Err(error) => return Err(error.into()),
+        }
+        let config = serde_json::json!({"data": {WS_WHITELIST_KEY: WS_WHITELIST}});
+        let configs: Api<ConfigMap> = Api::namespaced(client.clone(), "kruise-system");
+        match configs.get_opt("kruise-configuration").await? {
+            Some(_) => {
+                configs
+                    .patch("kruise-configuration", &PatchParams::default(), &Patch::Merge(&config))
+                    .await?;
+            }
+            None => {
+                let mut object = config;
+                object["metadata"] =
+                    serde_json::json!({"name": "kruise-configuration", "namespace": "kruise-system"});
+                let object: ConfigMap = serde_json::from_value(object)
+                    .map_err(|error| HarnessError::Kube(kube::Error::SerdeError(error)))?;
+                configs.create(&PostParams::default(), &object).await?;
+            }
+        }
+        let crd: CustomResourceDefinition = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "tfjobs.kubeflow.org"},
+            "spec": {
+                "group": "kubeflow.org",
+                "names": {"kind": "TFJob", "listKind": "TFJobList", "plural": "tfjobs", "singular": "tfjob"},
+                "scope": "Namespaced",
+                "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]
+            }
+        }))
+        .map_err(|error| HarnessError::Kube(kube::Error::SerdeError(error)))?;
+        match Api::<CustomResourceDefinition>::all(client).create(&PostParams::default(), &crd).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
+            Err(error) => Err(error.into()),
+        }
     }
 
     /// The kubeconfig of its API server.

@@ -38,6 +38,7 @@ mod sidecarterminator;
 mod statefulset;
 mod uniteddeployment;
 mod upstream;
+mod workloadspread;
 
 use std::process::ExitCode;
 
@@ -155,6 +156,16 @@ fn main() -> ExitCode {
         Scenario {
             name: "persistentpodstate::white_listed_custom_workloads",
             run: |scene| Box::pin(persistentpodstate::white_listed_custom_workloads(scene)),
+        },
+        Scenario {
+            name: "workloadspread::spreads_a_cloneset_over_two_zones",
+            run: |scene| Box::pin(workloadspread::spreads_a_cloneset_over_two_zones(scene)),
+        },
+        Scenario {
+            name: "workloadspread::invalid_workloadspreads_are_refused_with_field_paths",
+            run: |scene| {
+                Box::pin(workloadspread::invalid_workloadspreads_are_refused_with_field_paths(scene))
+            },
         },
         Scenario {
             name: "ephemeraljob::runs_on_replicas_and_succeeds",
