@@ -79,7 +79,9 @@ fn main() -> ExitCode {
         },
         Scenario {
             name: "admission_all_kinds::every_kind_refuses_what_kruise_validate_refuses",
-            run: |scene| Box::pin(admission_all_kinds::every_kind_refuses_what_kruise_validate_refuses(scene)),
+            run: |scene| {
+                Box::pin(admission_all_kinds::every_kind_refuses_what_kruise_validate_refuses(scene))
+            },
         },
         Scenario {
             name: "kubectl_drives_the_api_server",
