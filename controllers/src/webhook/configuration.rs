@@ -877,17 +877,22 @@ mod tests {
             "https://127.0.0.1:9876/validate-apps-kruise-io-cloneset"
         );
         assert!(cloneset.get("namespaceSelector").is_none());
-        // The PodUnavailableBudget guard sees pod updates, deletions and evictions.
+        // The pod webhook (WorkloadSpread bookkeeping, then the PodUnavailableBudget guard) sees
+        // pod updates, deletions and evictions.
         assert_eq!(
-            validating["webhooks"][19]["rules"],
+            webhook("vpod.kb.io")["rules"],
             json!([{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE", "DELETE"], "resources": ["pods"]}])
         );
+        let eviction = webhook("vpodeviction.kb.io");
         assert_eq!(
-            validating["webhooks"][20]["rules"],
+            eviction["rules"],
             json!([{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods/eviction"]}])
         );
-        assert_eq!(validating["webhooks"][20]["clientConfig"]["url"], "https://127.0.0.1:9876/validate-pod");
-        assert_eq!(validating["webhooks"][21]["rules"][0]["apiVersions"], json!(["v1alpha1", "v1beta1"]));
+        assert_eq!(eviction["clientConfig"]["url"], "https://127.0.0.1:9876/validate-pod");
+        assert_eq!(
+            webhook("vpodunavailablebudget.kb.io")["rules"][0]["apiVersions"],
+            json!(["v1alpha1", "v1beta1"])
+        );
     }
 
     #[test]
