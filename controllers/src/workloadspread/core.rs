@@ -801,7 +801,9 @@ fn new_condition(status: &str, reason: &str, now: Timestamp) -> Condition {
     Condition {
         type_: WORKLOADSPREAD_SUBSET_SCHEDULABLE.to_string(),
         status: status.to_string(),
-        last_transition_time: Time(now),
+        // Whole seconds, as a `metav1.Time` holds once written: the five-minute recovery counts
+        // from what upstream's controller reads back, not from a sub-second instant.
+        last_transition_time: Time(Timestamp::from_second(now.as_second()).unwrap_or(now)),
         reason: reason.to_string(),
         message: String::new(),
         observed_generation: None,
