@@ -13,6 +13,7 @@ mod cloneset_features;
 mod cloneset_kit;
 mod cloneset_predownload;
 mod cloneset_robustness;
+mod containerlaunchpriority;
 mod crds;
 mod crr;
 mod daemon;
@@ -81,6 +82,12 @@ fn main() -> ExitCode {
             name: "admission_all_kinds::every_kind_refuses_what_kruise_validate_refuses",
             run: |scene| {
                 Box::pin(admission_all_kinds::every_kind_refuses_what_kruise_validate_refuses(scene))
+            },
+        },
+        Scenario {
+            name: "containerlaunchpriority::ordered_pod_starts_containers_in_priority_order",
+            run: |scene| {
+                Box::pin(containerlaunchpriority::ordered_pod_starts_containers_in_priority_order(scene))
             },
         },
         Scenario {
