@@ -21,7 +21,7 @@ use kruise_integration::{
 };
 use kube::{
     Api, Client, ResourceExt,
-    api::{ListParams, Patch, PatchParams, PostParams},
+    api::{DynamicObject, ListParams, Patch, PatchParams, PostParams},
     runtime::watcher,
 };
 use parking_lot::Mutex;
@@ -386,4 +386,29 @@ pub async fn start_manager(scene: &Scene, spec: ManagerSpec) -> KruiseManager {
         Ok(manager) => manager,
         Err(error) => panic!("starting the manager: {error}"),
     }
+}
+
+/// Creates `manifest`, which must be refused with a 422 naming every one of `fields`, and checks
+/// that nothing was stored; returns the refusal's message.
+pub async fn refused_naming(api: &Api<DynamicObject>, manifest: Value, fields: &[&str]) -> String {
+    let object: DynamicObject = serde_json::from_value(manifest).unwrap();
+    let name = object.name_any();
+    let message = match api.create(&PostParams::default(), &object).await {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!(status.code, 422, "{name}: {status:?}");
+            let named: Vec<String> =
+                status.details.iter().flat_map(|d| d.causes.iter()).map(|c| c.field.clone()).collect();
+            for field in fields {
+                assert!(
+                    named.iter().any(|f| f == field),
+                    "{name}: {field} named in {named:?}: {}",
+                    status.message
+                );
+            }
+            status.message.clone()
+        }
+        other => panic!("{name} was not refused: {other:?}"),
+    };
+    assert!(api.get_opt(&name).await.unwrap().is_none(), "{name}: nothing stored");
+    message
 }

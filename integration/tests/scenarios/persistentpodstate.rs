@@ -120,25 +120,9 @@ fn recorded(state: &PersistentPodState, pods: &BTreeMap<String, Pod>, replicas: 
         })
 }
 
-async fn refused(api: &Api<DynamicObject>, object: Value, fields: &[&str]) {
-    let object: DynamicObject = serde_json::from_value(object).unwrap();
-    let name = object.metadata.name.clone().unwrap();
-    match api.create(&PostParams::default(), &object).await {
-        Err(kube::Error::Api(status)) => {
-            assert_eq!(status.code, 422, "{name}: {status:?}");
-            let named: Vec<String> =
-                status.details.iter().flat_map(|d| d.causes.iter()).map(|c| c.field.clone()).collect();
-            for field in fields {
-                assert!(
-                    named.iter().any(|f| f == field),
-                    "{name}: {field} named in {named:?}: {}",
-                    status.message
-                );
-            }
-        }
-        other => panic!("{name} was not refused: {other:?}"),
-    }
-    assert!(api.get_opt(&name).await.unwrap().is_none(), "{name}: nothing stored");
+/// Creates `manifest`, which must be refused with a 422 naming every one of `fields`.
+async fn refused(api: &Api<DynamicObject>, manifest: Value, fields: &[&str]) {
+    crate::cloneset_kit::refused_naming(api, manifest, fields).await;
 }
 
 fn state_manifest(version: &str, name: &str, target: Value, topology: bool) -> Value {

@@ -372,26 +372,9 @@ pub async fn spreads_deployment_subsets_with_elastic_replicas(scene: Scene) -> R
     Ok(())
 }
 
-/// Creates `manifest` and expects a 422 naming every field of `fields`.
+/// Creates `manifest`, which must be refused with a 422 naming every one of `fields`.
 async fn refused(api: &Api<DynamicObject>, manifest: Value, fields: &[&str]) {
-    let object: DynamicObject = serde_json::from_value(manifest).unwrap();
-    let name = object.name_any();
-    match api.create(&PostParams::default(), &object).await {
-        Err(kube::Error::Api(status)) => {
-            assert_eq!(status.code, 422, "{name}: {status:?}");
-            let named: Vec<String> =
-                status.details.iter().flat_map(|d| d.causes.iter()).map(|c| c.field.clone()).collect();
-            for field in fields {
-                assert!(
-                    named.iter().any(|f| f == field),
-                    "{name}: {field} not in {named:?}: {}",
-                    status.message
-                );
-            }
-        }
-        other => panic!("{name} was not refused: {other:?}"),
-    }
-    assert!(api.get_opt(&name).await.unwrap().is_none(), "{name} was stored");
+    crate::cloneset_kit::refused_naming(api, manifest, fields).await;
 }
 
 fn invalid(version: &str, name: &str, spec: Value) -> Value {

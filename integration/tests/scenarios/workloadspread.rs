@@ -219,25 +219,9 @@ pub async fn spreads_a_cloneset_over_two_zones(scene: Scene) -> Result<(), Skip>
     Ok(())
 }
 
+/// Creates `manifest`, which must be refused with a 422 naming every one of `fields`.
 async fn refused(api: &Api<DynamicObject>, manifest: Value, fields: &[&str]) {
-    let object: DynamicObject = serde_json::from_value(manifest.clone()).unwrap();
-    match api.create(&PostParams::default(), &object).await {
-        Err(kube::Error::Api(status)) => {
-            assert_eq!(status.code, 422, "{status:?}");
-            let named: Vec<String> =
-                status.details.iter().flat_map(|d| d.causes.iter()).map(|c| c.field.clone()).collect();
-            for field in fields {
-                assert!(
-                    named.iter().any(|f| f == field),
-                    "{field} not named in {named:?}: {}",
-                    status.message
-                );
-            }
-        }
-        other => panic!("{} was not refused: {other:?}", manifest["metadata"]["name"]),
-    }
-    let name = manifest["metadata"]["name"].as_str().unwrap();
-    assert!(api.get_opt(name).await.unwrap().is_none(), "{name} was stored");
+    crate::cloneset_kit::refused_naming(api, manifest, fields).await;
 }
 
 /// Invalid WorkloadSpreads and a second one for the same workload are refused, naming the
